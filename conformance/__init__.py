@@ -1,0 +1,1 @@
+"""toolreg-conformance: the conformance kit."""
