@@ -1,1 +1,3 @@
 """toolreg-conformance: the conformance kit."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,369 @@
+"""Run the suite against one adapter and tally, rule by rule, what held.
+
+Sources of scenarios, in order: the hand-written fixtures (``fixtures/rules``,
+``fixtures/examples``), the regression corpus (``fixtures/regressions``), and one
+hypothesis property per rule with a focused strategy. Every scenario, from
+any source, is judged against *every* rule predicate; a rule's ``checks`` count
+how often its premise held. A failing property is shrunk by hypothesis and the
+minimal scenario is saved as a replayable counterexample.
+
+Statuses: ``pass`` (checked, no violation), ``fail`` (a violation),
+``error`` (the implementation raised or its trace was malformed),
+``timeout`` (an action hit its deadline), ``skipped`` (needs a capability the
+adapter does not declare), ``untested`` (not black-box checkable),
+``not-exercised`` (no scenario met the premise). ``--expect`` adds
+``expected-fail`` and ``unexpected-pass``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import hypothesis
+from hypothesis import HealthCheck, Phase, given, settings
+
+from . import __version__
+from .adapter import Adapter, AdapterInfo, requirements
+from .rules import FOCUS, RULES, Focus, Verdict
+from .scenario import FixtureError, load_json, validate
+
+__all__ = ["PROFILES", "RuleOutcome", "RunResult", "Tally", "judge", "run_suite"]
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+PROFILES: Mapping[str, Mapping[str, Any]] = {
+    "quick": {"max_examples": 30, "derandomize": True},
+    "ci": {"max_examples": 100, "derandomize": True},
+    "thorough": {"max_examples": 1000, "derandomize": False},
+}
+MAX_FAILURES_KEPT = 3
+
+
+class KitError(Exception):
+    """A bug in the kit itself (a predicate or strategy crashed): never blamed on the implementation."""
+
+
+@dataclass
+class Failure:
+    message: str
+    scenario_id: str
+    counterexample: str | None = None  # path of the saved replayable case
+
+
+@dataclass
+class RuleOutcome:
+    id: str
+    title: str
+    group: str
+    status: str = "not-exercised"
+    checks: int = 0
+    reason: str | None = None
+    failures: list[Failure] = field(default_factory=list)
+    errors: list[Failure] = field(default_factory=list)
+    timeouts: list[Failure] = field(default_factory=list)
+    skipped: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "title": self.title, "group": self.group, "status": self.status, "checks": self.checks}
+        if self.reason:
+            out["reason"] = self.reason
+        out["failures"] = [
+            {"kind": kind, "message": f.message, "scenario": f.scenario_id, "counterexample": f.counterexample}
+            for kind, items in (("fail", self.failures), ("error", self.errors), ("timeout", self.timeouts))
+            for f in items
+        ]
+        return out
+
+
+@dataclass
+class RunResult:
+    implementation: AdapterInfo
+    profile: str
+    seed: int | None
+    rules: list[RuleOutcome]
+    kit_errors: list[str]
+    duration_s: float
+    scenarios: int
+
+    @property
+    def conformant(self) -> bool:
+        bad = {"fail", "error", "timeout", "unexpected-pass"}
+        if self.profile == "ci":
+            bad.add("not-exercised")
+        return not self.kit_errors and not any(r.status in bad for r in self.rules)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kit": {"name": "toolreg-conformance", "version": __version__},
+            "implementation": self.implementation.to_json(),
+            "profile": self.profile,
+            "seed": self.seed,
+            "durationSeconds": round(self.duration_s, 3),
+            "scenarios": self.scenarios,
+            "conformant": self.conformant,
+            "kitErrors": self.kit_errors,
+            "rules": [r.to_json() for r in self.rules],
+        }
+
+
+def judge(scenario: Mapping[str, Any], trace: Mapping[str, Any], rule_ids: Iterable[str] | None = None) -> dict[str, list[Verdict]]:
+    """Every selected rule's verdicts on one (scenario, trace). Raises KitError if a predicate crashes."""
+    out: dict[str, list[Verdict]] = {}
+    for rule_id in rule_ids if rule_ids is not None else RULES:
+        rule = RULES[rule_id]
+        if rule.check is None:
+            continue
+        try:
+            out[rule_id] = list(rule.check(scenario, trace))
+        except Exception as e:
+            raise KitError(f"predicate {rule_id} crashed on scenario {scenario.get('id')!r}: {type(e).__name__}: {e}") from e
+    return out
+
+
+class Tally:
+    """Accumulates verdicts per rule across every scenario of a run."""
+
+    def __init__(self, rule_ids: Sequence[str], adapter: Adapter, report_dir: Path | None) -> None:
+        self.rule_ids = list(rule_ids)
+        self.info = adapter.describe()
+        self.adapter = adapter
+        self.report_dir = report_dir
+        self.outcomes = {rid: RuleOutcome(rid, RULES[rid].title, RULES[rid].group) for rid in self.rule_ids}
+        self.kit_errors: list[str] = []
+        self.scenarios = 0
+        self.sources: dict[str, int] = {rid: 0 for rid in self.rule_ids}  # runnable sources per rule
+
+    # -------------------------------------------------------------- running
+
+    def missing(self, scenario: Mapping[str, Any]) -> frozenset[str]:
+        return requirements(scenario) - self.info.capabilities
+
+    def execute(self, scenario: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+        """Run one scenario: (trace, None) or (None, why it errored)."""
+        self.scenarios += 1
+        try:
+            trace = self.adapter.run(scenario)
+        except Exception as e:
+            return None, f"the adapter raised {type(e).__name__}: {e}"
+        try:
+            validate(trace, "trace", f"trace of {scenario.get('id')}")
+        except FixtureError as e:
+            return None, f"malformed trace: {e}"
+        return trace, None
+
+    def record(
+        self,
+        scenario: Mapping[str, Any],
+        trace: Mapping[str, Any],
+        verdicts: Mapping[str, list[Verdict]],
+        *,
+        targets: Iterable[str],
+        keep_failures_of: Callable[[str], bool] = lambda rid: True,
+    ) -> None:
+        """Count verdicts; note crashes and timeouts of actions against ``targets``."""
+        for rid in self.rule_ids:
+            found = verdicts.get(rid, [])
+            outcome = self.outcomes[rid]
+            outcome.checks += len(found)
+            bad = [v for v in found if not v.ok]
+            if bad and keep_failures_of(rid) and len(outcome.failures) < MAX_FAILURES_KEPT:
+                message = "; ".join(f"{v.subject}: {v.message}" for v in bad[:3])
+                path = self.save(rid, scenario, trace, [v.message for v in bad])
+                outcome.failures.append(Failure(message, str(scenario.get("id")), path))
+        raised = [a.get("raised") for a in trace.get("actions", []) if a.get("raised")]
+        for rid in targets:
+            if rid not in self.outcomes or not raised:
+                continue
+            outcome = self.outcomes[rid]
+            bucket = outcome.timeouts if "deadline" in str(raised[0]) else outcome.errors
+            if len(bucket) < MAX_FAILURES_KEPT:
+                path = self.save(rid, scenario, trace, [str(r) for r in raised])
+                bucket.append(Failure(f"an action raised: {raised[0]}", str(scenario.get("id")), path))
+
+    def error(self, scenario: Mapping[str, Any], targets: Iterable[str], why: str) -> None:
+        for rid in targets:
+            if rid in self.outcomes and len(self.outcomes[rid].errors) < MAX_FAILURES_KEPT:
+                path = self.save(rid, scenario, None, [why])
+                self.outcomes[rid].errors.append(Failure(why, str(scenario.get("id")), path))
+
+    def save(self, rule_id: str, scenario: Mapping[str, Any], trace: Mapping[str, Any] | None, required: list[str]) -> str | None:
+        """Write a self-contained, replayable counterexample; return its path."""
+        if self.report_dir is None:
+            return None
+        case = {
+            "rule": rule_id,
+            "kit": {"name": "toolreg-conformance", "version": __version__},
+            "implementation": self.info.to_json(),
+            "required": required,
+            "scenario": scenario,
+            "trace": trace,
+        }
+        digest = hashlib.sha256(json.dumps(scenario, sort_keys=True).encode()).hexdigest()[:10]
+        path = self.report_dir / "counterexamples" / f"{rule_id}-{digest}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(case, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        return str(path)
+
+    # -------------------------------------------------------------- sources
+
+    def run_fixture(self, path: Path, fixture: Mapping[str, Any]) -> None:
+        targets = [r for r in fixture.get("rules", []) if r in self.outcomes]
+        missing = self.missing(fixture)
+        if missing:
+            for rid in targets:
+                self.outcomes[rid].skipped = f"needs capability {', '.join(sorted(missing))}"
+            return
+        for rid in targets:
+            self.sources[rid] += 1
+        trace, why = self.execute(fixture)
+        if trace is None:
+            self.error(fixture, targets, str(why))
+            return
+        try:
+            verdicts = judge(fixture, trace, self.rule_ids)
+        except KitError as e:
+            self.kit_errors.append(str(e))
+            return
+        from .expect_block import check_expect
+
+        for rid, found in check_expect(fixture, trace).items():
+            if rid in verdicts:
+                verdicts[rid] = verdicts[rid] + found
+        self.record(fixture, trace, verdicts, targets=targets)
+
+    def run_property(self, rule_id: str, focus: Focus, profile: str, seed: int | None) -> None:
+        missing = focus.needs - self.info.capabilities
+        if missing:
+            self.outcomes[rule_id].skipped = f"needs capability {', '.join(sorted(missing))}"
+            return
+        self.sources[rule_id] += 1
+        last: dict[str, Any] = {}
+        options = dict(PROFILES[profile])
+        conf = settings(
+            database=None if options.get("derandomize") else settings.default.database,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+            print_blob=False,
+            **options,
+        )
+
+        @conf
+        @given(focus.strategy)
+        def prop(scenario: dict[str, Any]) -> None:
+            scenario = {**scenario, "id": f"generated/{rule_id}"}
+            if self.missing(scenario):
+                return
+            trace, why = self.execute(scenario)
+            if trace is None:
+                self.error(scenario, [rule_id], str(why))
+                return
+            verdicts = judge(scenario, trace, self.rule_ids)
+            self.record(scenario, trace, verdicts, targets=[rule_id], keep_failures_of=lambda rid: rid != rule_id)
+            bad = [v for v in verdicts.get(rule_id, []) if not v.ok]
+            if bad:
+                last["case"] = (scenario, trace, bad)
+                raise AssertionError(bad[0].message)
+
+        if seed is not None and not options.get("derandomize"):
+            prop = hypothesis.seed(seed)(prop)
+        try:
+            prop()
+        except AssertionError:
+            scenario, trace, bad = last["case"]  # the last failing example is the shrunk one
+            outcome = self.outcomes[rule_id]
+            path = self.save(rule_id, scenario, trace, [v.message for v in bad])
+            message = "; ".join(f"{v.subject}: {v.message}" for v in bad[:3])
+            outcome.failures.insert(0, Failure(message, scenario["id"], path))
+        except KitError as e:
+            self.kit_errors.append(str(e))
+        except Exception as e:  # hypothesis itself or a strategy broke: the kit's fault
+            self.kit_errors.append(f"property {rule_id}: {type(e).__name__}: {e}")
+
+    # --------------------------------------------------------------- result
+
+    def finish(self) -> list[RuleOutcome]:
+        for rid, outcome in self.outcomes.items():
+            rule = RULES[rid]
+            if rule.check is None:
+                outcome.status, outcome.reason = "untested", rule.untested
+            elif outcome.failures:
+                outcome.status = "fail"
+            elif outcome.errors:
+                outcome.status = "error"
+            elif outcome.timeouts:
+                outcome.status = "timeout"
+            elif outcome.checks:
+                outcome.status = "pass"
+            elif outcome.skipped and not self.sources[rid]:
+                outcome.status, outcome.reason = "skipped", outcome.skipped
+            else:
+                outcome.status, outcome.reason = "not-exercised", "no scenario met the rule's premise"
+        return list(self.outcomes.values())
+
+
+def fixture_files(rule_ids: Sequence[str]) -> list[Path]:
+    """Fixture files relevant to the selected rules (all examples and regressions always run)."""
+    files: list[Path] = []
+    for rid in rule_ids:
+        files += sorted((FIXTURES / "rules" / rid).glob("*.json"))
+    files += sorted((FIXTURES / "examples").glob("*.json"))
+    files += sorted((FIXTURES / "regressions").glob("*.json"))
+    return files
+
+
+def select_rules(patterns: str | None) -> list[str]:
+    if not patterns:
+        return list(RULES)
+    wanted = [p.strip() for p in patterns.split(",") if p.strip()]
+    selected = [rid for rid in RULES if any(fnmatch.fnmatchcase(rid, p) for p in wanted)]
+    if not selected:
+        raise ValueError(f"--rules {patterns!r} matches no rule")
+    return selected
+
+
+def run_suite(
+    adapter: Adapter,
+    *,
+    profile: str = "ci",
+    rules: str | None = None,
+    report_dir: Path | None = None,
+    seed: int | None = None,
+    progress: Callable[[str], None] = lambda line: None,
+) -> RunResult:
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
+    started = time.monotonic()
+    rule_ids = select_rules(rules)
+    tally = Tally(rule_ids, adapter, report_dir)
+    for path in fixture_files(rule_ids):
+        document = load_json(path)
+        if path.parent.name == "regressions":  # a saved counterexample case
+            fixture = {**document["scenario"], "rules": [document["rule"]]}
+        else:
+            fixture = document
+        validate(fixture, "scenario", str(path))
+        progress(f"fixture {path.relative_to(ROOT)}")
+        tally.run_fixture(path, fixture)
+    for rid in rule_ids:
+        focus = FOCUS.get(rid)
+        if focus is not None:
+            progress(f"property {rid}")
+            tally.run_property(rid, focus, profile, seed)
+    return RunResult(
+        implementation=tally.info,
+        profile=profile,
+        seed=seed,
+        rules=tally.finish(),
+        kit_errors=tally.kit_errors,
+        duration_s=time.monotonic() - started,
+        scenarios=tally.scenarios,
+    )

@@ -1,0 +1,82 @@
+"""Scenarios and traces as data: loading, schema validation, clear errors.
+
+A malformed scenario or trace is a :class:`FixtureError` naming the file and
+the JSON path of the first problem -- never a stack trace from deep inside a
+predicate.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from jsonschema.validators import Draft202012Validator
+
+__all__ = ["FixtureError", "load_json", "schema", "validate"]
+
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "schema"
+
+
+class FixtureError(Exception):
+    """A scenario, trace or fixture file is malformed. Names the file and JSON path."""
+
+    def __init__(self, source: str, path: str, message: str) -> None:
+        super().__init__(f"{source}: at {path}: {message}")
+        self.source = source
+        self.path = path
+        self.message = message
+
+
+@cache
+def schema(name: str) -> Draft202012Validator:
+    """The validator for ``fixtures/schema/<name>.schema.json``."""
+    candidate = SCHEMA_DIR / f"{name}.schema.json"
+    document = json.loads(candidate.read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(document)
+    return Draft202012Validator(document)
+
+
+def _json_path(error: jsonschema.ValidationError) -> str:
+    out = "$"
+    for part in error.absolute_path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def validate(document: Any, name: str, source: str = "<memory>") -> None:
+    """Raise FixtureError for the first (most relevant) schema violation."""
+    errors = list(schema(name).iter_errors(document))
+    if errors:
+        error = jsonschema.exceptions.best_match(errors)
+        raise FixtureError(source, _json_path(error), error.message)
+
+
+def load_json(path: str | Path, name: str | None = None) -> Any:
+    """Read a JSON file; validate it against schema ``name`` when given."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise FixtureError(source, "$", f"cannot read: {e.strerror}") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise FixtureError(source, f"line {e.lineno} column {e.colno}", f"not JSON: {e.msg}") from None
+    if name is not None:
+        validate(document, name, source)
+    return document
+
+
+def calls_of(scenario: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Every model-direct call of a scenario, in action order."""
+    out: list[Mapping[str, Any]] = []
+    for action in scenario.get("actions", []):
+        if "call" in action:
+            out.append(action["call"])
+        elif "batch" in action:
+            out.extend(action["batch"])
+    return out
