@@ -1,3 +1,7 @@
 """toolreg-conformance: the conformance kit."""
 
 __version__ = "0.1.0"
+
+from .adapter import Adapter, AdapterError, AdapterInfo
+
+__all__ = ["Adapter", "AdapterError", "AdapterInfo", "__version__"]

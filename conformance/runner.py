@@ -48,7 +48,7 @@ MAX_FAILURES_KEPT = 3
 
 
 class KitError(Exception):
-    """A bug in the kit itself (a predicate or strategy crashed): never blamed on the implementation."""
+    """A bug in the kit itself (a predicate or strategy crashed), never the implementation's."""
 
 
 @dataclass
@@ -70,14 +70,32 @@ class RuleOutcome:
     errors: list[Failure] = field(default_factory=list)
     timeouts: list[Failure] = field(default_factory=list)
     skipped: str | None = None
+    expected: dict[str, Any] | None = None  # the --expect entry that listed this rule, if any
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "title": self.title, "group": self.group, "status": self.status, "checks": self.checks}
+        out: dict[str, Any] = {
+            "id": self.id,
+            "title": self.title,
+            "group": self.group,
+            "status": self.status,
+            "checks": self.checks,
+        }
         if self.reason:
             out["reason"] = self.reason
+        if self.expected is not None:
+            out["expected"] = dict(self.expected)
         out["failures"] = [
-            {"kind": kind, "message": f.message, "scenario": f.scenario_id, "counterexample": f.counterexample}
-            for kind, items in (("fail", self.failures), ("error", self.errors), ("timeout", self.timeouts))
+            {
+                "kind": kind,
+                "message": f.message,
+                "scenario": f.scenario_id,
+                "counterexample": f.counterexample,
+            }
+            for kind, items in (
+                ("fail", self.failures),
+                ("error", self.errors),
+                ("timeout", self.timeouts),
+            )
             for f in items
         ]
         return out
@@ -92,13 +110,18 @@ class RunResult:
     kit_errors: list[str]
     duration_s: float
     scenarios: int
+    notes: list[str] = field(default_factory=list)  # hints added after the run (e.g. by --expect)
 
-    @property
-    def conformant(self) -> bool:
+    def failing(self, outcome: RuleOutcome) -> bool:
+        """Whether this rule's outcome makes the run non-conformant."""
         bad = {"fail", "error", "timeout", "unexpected-pass"}
         if self.profile == "ci":
             bad.add("not-exercised")
-        return not self.kit_errors and not any(r.status in bad for r in self.rules)
+        return outcome.status in bad
+
+    @property
+    def conformant(self) -> bool:
+        return not self.kit_errors and not any(self.failing(r) for r in self.rules)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -110,12 +133,15 @@ class RunResult:
             "scenarios": self.scenarios,
             "conformant": self.conformant,
             "kitErrors": self.kit_errors,
+            "notes": self.notes,
             "rules": [r.to_json() for r in self.rules],
         }
 
 
-def judge(scenario: Mapping[str, Any], trace: Mapping[str, Any], rule_ids: Iterable[str] | None = None) -> dict[str, list[Verdict]]:
-    """Every selected rule's verdicts on one (scenario, trace). Raises KitError if a predicate crashes."""
+def judge(
+    scenario: Mapping[str, Any], trace: Mapping[str, Any], rule_ids: Iterable[str] | None = None
+) -> dict[str, list[Verdict]]:
+    """Every selected rule's verdicts on one (scenario, trace); KitError if a predicate crashes."""
     out: dict[str, list[Verdict]] = {}
     for rule_id in rule_ids if rule_ids is not None else RULES:
         rule = RULES[rule_id]
@@ -124,7 +150,8 @@ def judge(scenario: Mapping[str, Any], trace: Mapping[str, Any], rule_ids: Itera
         try:
             out[rule_id] = list(rule.check(scenario, trace))
         except Exception as e:
-            raise KitError(f"predicate {rule_id} crashed on scenario {scenario.get('id')!r}: {type(e).__name__}: {e}") from e
+            where = f"predicate {rule_id} crashed on scenario {scenario.get('id')!r}"
+            raise KitError(f"{where}: {type(e).__name__}: {e}") from e
     return out
 
 
@@ -136,10 +163,14 @@ class Tally:
         self.info = adapter.describe()
         self.adapter = adapter
         self.report_dir = report_dir
-        self.outcomes = {rid: RuleOutcome(rid, RULES[rid].title, RULES[rid].group) for rid in self.rule_ids}
+        self.outcomes = {
+            rid: RuleOutcome(rid, RULES[rid].title, RULES[rid].group) for rid in self.rule_ids
+        }
         self.kit_errors: list[str] = []
         self.scenarios = 0
-        self.sources: dict[str, int] = {rid: 0 for rid in self.rule_ids}  # runnable sources per rule
+        self.sources: dict[str, int] = {
+            rid: 0 for rid in self.rule_ids
+        }  # runnable sources per rule
 
     # -------------------------------------------------------------- running
 
@@ -186,7 +217,9 @@ class Tally:
             bucket = outcome.timeouts if "deadline" in str(raised[0]) else outcome.errors
             if len(bucket) < MAX_FAILURES_KEPT:
                 path = self.save(rid, scenario, trace, [str(r) for r in raised])
-                bucket.append(Failure(f"an action raised: {raised[0]}", str(scenario.get("id")), path))
+                bucket.append(
+                    Failure(f"an action raised: {raised[0]}", str(scenario.get("id")), path)
+                )
 
     def error(self, scenario: Mapping[str, Any], targets: Iterable[str], why: str) -> None:
         for rid in targets:
@@ -194,7 +227,13 @@ class Tally:
                 path = self.save(rid, scenario, None, [why])
                 self.outcomes[rid].errors.append(Failure(why, str(scenario.get("id")), path))
 
-    def save(self, rule_id: str, scenario: Mapping[str, Any], trace: Mapping[str, Any] | None, required: list[str]) -> str | None:
+    def save(
+        self,
+        rule_id: str,
+        scenario: Mapping[str, Any],
+        trace: Mapping[str, Any] | None,
+        required: list[str],
+    ) -> str | None:
         """Write a self-contained, replayable counterexample; return its path."""
         if self.report_dir is None:
             return None
@@ -248,7 +287,7 @@ class Tally:
         last: dict[str, Any] = {}
         options = dict(PROFILES[profile])
         conf = settings(
-            database=None if options.get("derandomize") else settings.default.database,
+            database=None if options.get("derandomize") else _example_database(),
             deadline=None,
             suppress_health_check=list(HealthCheck),
             phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
@@ -267,7 +306,13 @@ class Tally:
                 self.error(scenario, [rule_id], str(why))
                 return
             verdicts = judge(scenario, trace, self.rule_ids)
-            self.record(scenario, trace, verdicts, targets=[rule_id], keep_failures_of=lambda rid: rid != rule_id)
+            self.record(
+                scenario,
+                trace,
+                verdicts,
+                targets=[rule_id],
+                keep_failures_of=lambda rid: rid != rule_id,
+            )
             bad = [v for v in verdicts.get(rule_id, []) if not v.ok]
             if bad:
                 last["case"] = (scenario, trace, bad)
@@ -306,8 +351,18 @@ class Tally:
             elif outcome.skipped and not self.sources[rid]:
                 outcome.status, outcome.reason = "skipped", outcome.skipped
             else:
-                outcome.status, outcome.reason = "not-exercised", "no scenario met the rule's premise"
+                outcome.status, outcome.reason = (
+                    "not-exercised",
+                    "no scenario met the rule's premise",
+                )
         return list(self.outcomes.values())
+
+
+def _example_database() -> Any:
+    """The thorough profile keeps hypothesis' example database between runs."""
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    return DirectoryBasedExampleDatabase(str(ROOT / ".hypothesis" / "conformance"))
 
 
 def fixture_files(rule_ids: Sequence[str]) -> list[Path]:

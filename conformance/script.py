@@ -71,16 +71,23 @@ def _special(kind: str) -> Any:
     raise ScriptError(f"unknown $special {kind!r}")
 
 
-def jsonable(value: Any) -> JSON:
-    """Best-effort JSON form of whatever an implementation handed us (for the trace)."""
+def jsonable(value: Any, _active: frozenset[int] = frozenset()) -> JSON:
+    """Best-effort JSON form of whatever an implementation handed us (for the trace).
+
+    A cycle is recorded as ``{"$special": "cycle"}`` instead of recursing forever.
+    """
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else {"$special": "nan" if value != value else "infinity"}
+    if isinstance(value, (Mapping, list, tuple)) and id(value) in _active:
+        return {"$special": "cycle"}
     if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
+        inner = _active | {id(value)}
+        return {str(k): jsonable(v, inner) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
+        inner = _active | {id(value)}
+        return [jsonable(v, inner) for v in value]
     to_json = getattr(value, "to_json", None)
     if callable(to_json):
         return jsonable(to_json())
@@ -377,7 +384,7 @@ class Session:
                         raise ScriptError("replaceSignal is for tools/execute wrappers only")
                     previous = dispatch.signal
                     dispatch.signal = self.binding.controller_signal(self.binding.new_controller())
-                    restore.append(lambda previous=previous: setattr(dispatch, "signal", previous))
+                    restore.append(_restorer(dispatch, previous))
                 elif kind == "deferContext":
                     self.binding.defer_context(ctx, decode(arg))
                 elif kind == "concludeTurn":
@@ -536,6 +543,13 @@ class Session:
         if barrier.arrived >= barrier.parties:
             barrier.event.set()
         return await self._within(barrier.event.wait())
+
+
+def _restorer(dispatch: Any, previous: Any) -> Callable[[], None]:
+    def restore() -> None:
+        dispatch.signal = previous
+
+    return restore
 
 
 def _public_fields(obj: Any) -> list[str]:

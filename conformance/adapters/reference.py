@@ -138,7 +138,7 @@ class ReferenceAdapter:
             batch=lambda calls, n: self._batch(registry, [call_input(c) for c in calls], max_parallel=n),
             schemas=registry.schemas,
             execution_mode=lambda call: registry.execution_mode(call_input(call)),
-            register=lambda key: registrations.append(register(key)) or registrations[-1],
+            register=lambda key: _appended(registrations, register(key)),
             dispose=dispose,
             result_json=session.binding.result_json,
         )
@@ -148,6 +148,11 @@ class ReferenceAdapter:
             "events": session.events,
             "log": json.loads(json.dumps(registry.log)),
         }
+
+
+def _appended(items: list[dict[str, Any]], item: dict[str, Any]) -> dict[str, Any]:
+    items.append(item)
+    return item
 
 
 async def run_actions(

@@ -1,0 +1,302 @@
+"""``toolreg-conformance``: run the kit, replay a counterexample, list the rules.
+
+Exit codes: 0 conformant (or exactly as expected), 1 not conformant / still
+failing, 2 usage, adapter, fixture or expect-file errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from . import __version__
+from .adapter import Adapter, AdapterError, load_adapter
+from .scenario import FixtureError, load_json, validate
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A bad command line or input file: exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # argparse's usage errors: exit 2, no SystemExit
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .runner import PROFILES
+
+    parser = _Parser(
+        prog="toolreg-conformance",
+        description="Check a tool-registry implementation against SPEC.md, rule by rule.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="{run,replay,rules}", parser_class=_Parser)
+    sub.required = True
+
+    run = sub.add_parser("run", help="run the suite against an adapter")
+    run.add_argument(
+        "--adapter",
+        default="reference",
+        help="reference | python:MODULE:FACTORY (default: reference)",
+    )
+    run.add_argument("--profile", choices=list(PROFILES), default="ci", help="default: ci")
+    run.add_argument("--rules", help="comma-separated rule IDs or globs, e.g. 'PRE-*,FIN-2'")
+    run.add_argument("--report", metavar="DIR", help="write report.json, report.md, junit.xml")
+    run.add_argument("--expect", metavar="FILE", help="gate against known failures")
+    run.add_argument(
+        "--update-expect",
+        action="store_true",
+        help="rewrite the --expect FILE from this run's outcomes",
+    )
+    run.add_argument("--seed", type=int, help="hypothesis seed (profile thorough)")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+    replay = sub.add_parser("replay", help="re-run a saved counterexample or a scenario file")
+    replay.add_argument("file", metavar="FILE")
+    replay.add_argument("--adapter", default="reference", help="default: reference")
+
+    rules = sub.add_parser("rules", help="list every rule and how it is tested")
+    rules.add_argument("--rules", help="only these IDs or globs")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+        if args.command == "run":
+            return _run(args, sys.stdout, sys.stderr)
+        if args.command == "replay":
+            return _replay(args, sys.stdout)
+        return _rules(args, sys.stdout)
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except AdapterError as e:
+        print(f"adapter error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except FixtureError as e:
+        print(f"malformed file: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+# ------------------------------------------------------------------------ run
+
+
+def _load_adapter(spec: str) -> Adapter:
+    if spec.startswith("python:") and "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # let python:module:factory name a module in cwd
+    adapter = load_adapter(spec)
+    try:
+        adapter.describe()
+    except Exception as e:
+        raise AdapterError(f"adapter {spec!r} failed to describe itself: {e}") from e
+    return adapter
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .expect import (
+        Expectations,
+        apply_expectations,
+        load_expectations,
+        updated_expectations,
+        write_expectations,
+    )
+    from .report import group_counts, write_reports
+    from .runner import run_suite, select_rules
+
+    if args.update_expect and not args.expect:
+        raise UsageError("--update-expect needs --expect FILE")
+    if args.update_expect and args.rules:
+        raise UsageError(
+            "--update-expect refuses a filtered run (--rules): it would drop every rule not run"
+        )
+    try:
+        select_rules(args.rules)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    expectations: Expectations | None = None
+    if args.expect and not (args.update_expect and not Path(args.expect).exists()):
+        expectations = load_expectations(args.expect)
+    adapter = _load_adapter(args.adapter)
+    report_dir = Path(args.report) if args.report else None
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(f"  .. {line}", file=err, flush=True)
+
+    if args.quiet and not logging.getLogger().handlers:
+        logging.getLogger().addHandler(logging.NullHandler())  # the implementation's log noise
+    info = adapter.describe()
+    progress(f"{info.name} {info.version} ({info.language}), profile {args.profile}")
+    result = run_suite(
+        adapter,
+        profile=args.profile,
+        rules=args.rules,
+        report_dir=report_dir,
+        seed=args.seed,
+        progress=progress,
+    )
+    progress(f"{result.scenarios} scenarios in {result.duration_s:.1f} s")
+    if args.update_expect:
+        updated = updated_expectations(result, expectations)
+        write_expectations(args.expect, updated)
+        updated.source = args.expect
+        print(f"wrote {args.expect} ({len(updated.expected)} expected failures)", file=err)
+        expectations = updated
+    if expectations is not None:
+        apply_expectations(result, expectations)
+
+    rows = group_counts(result)
+    width = max([5, *(len(g) for g, *_ in rows)])
+    print(f"{'group':<{width}}  {'pass':>4}  {'fail':>4}  {'other':>5}", file=out)
+    for group, passed, failing, other in rows:
+        print(f"{group:<{width}}  {passed:>4}  {failing:>4}  {other:>5}", file=out)
+    quiet = ("pass", "untested", "skipped", "expected-fail")
+    listed = [o for o in result.rules if o.status not in quiet]
+    if listed:
+        print(file=out)
+    shown: set[str] = set()
+    for o in listed:
+        failures = [*o.failures, *o.errors, *o.timeouts]
+        why = failures[0].message if failures and o.status != "unexpected-pass" else o.reason
+        path = next((f.counterexample for f in failures if f.counterexample), None)
+        line = f"{o.id}  {o.status}  {why or ''}"
+        print(line + (f"  [{path}]" if path else ""), file=out)
+        shown.add(f"{o.id}: {why}")
+    for note in result.notes:
+        if note not in shown:
+            print(f"note: {note}", file=out)
+    for kit_error in result.kit_errors:
+        print(f"KIT ERROR (a bug in the kit, not the implementation): {kit_error}", file=out)
+    if report_dir is not None:
+        paths = write_reports(result, report_dir, args.expect)
+        print(f"reports: {', '.join(str(p) for p in paths)}", file=err)
+    verdict = "CONFORMANT" if result.conformant else "NOT CONFORMANT"
+    if expectations is not None and result.conformant:
+        verdict += " (as expected)"
+    counts = {s: sum(o.status == s for o in result.rules) for s in {o.status for o in result.rules}}
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    print(f"\n{verdict}: {info.name} {info.version}: {summary}", file=out)
+    return EXIT_OK if result.conformant else EXIT_FAIL
+
+
+# --------------------------------------------------------------------- replay
+
+
+def _prefixed(e: FixtureError, source: str, prefix: str) -> FixtureError:
+    return FixtureError(source, prefix + e.path[1:], e.message)
+
+
+def load_case(path: str) -> tuple[Mapping[str, Any], str | None, list[str]]:
+    """(scenario, rule ID or None, what the case says was required) from a case or scenario file."""
+    from .rules import RULES
+
+    document = load_json(path)
+    if isinstance(document, dict) and "scenario" in document and "rule" in document:
+        rule = document["rule"]
+        if not isinstance(rule, str) or rule not in RULES:
+            raise FixtureError(path, "$.rule", f"{rule!r} is not a known rule ID")
+        if not isinstance(document["scenario"], dict):
+            raise FixtureError(path, "$.scenario", "a counterexample's scenario must be an object")
+        try:
+            validate(document["scenario"], "scenario", path)
+        except FixtureError as e:
+            raise _prefixed(e, path, "$.scenario") from None
+        required = document.get("required") or []
+        return document["scenario"], rule, [str(r) for r in required]
+    validate(document, "scenario", path)
+    return document, None, []
+
+
+def _replay(args: argparse.Namespace, out: TextIO) -> int:
+    from .expect_block import check_expect
+    from .runner import KitError, judge
+
+    scenario, rule, required = load_case(args.file)
+    adapter = _load_adapter(args.adapter)
+    info = adapter.describe()
+    who = f"{info.name} {info.version}"
+    target = rule or "every rule"
+    print(f"replaying {scenario.get('id')} ({target}) on {who}", file=out)
+    for line in required:
+        print(f"  originally: {line}", file=out)
+    problems: list[str] = []
+    try:
+        trace = adapter.run(scenario)
+        validate(trace, "trace", f"trace of {scenario.get('id')}")
+    except FixtureError as e:
+        problems.append(f"malformed trace: {e}")
+        trace = None
+    except Exception as e:
+        problems.append(f"the adapter raised {type(e).__name__}: {e}")
+        trace = None
+    checks = 0
+    if trace is not None:
+        try:
+            verdicts = judge(scenario, trace, [rule] if rule else None)
+        except KitError as e:
+            print(f"KIT ERROR (a bug in the kit, not the implementation): {e}", file=out)
+            return EXIT_USAGE
+        for rid, found in check_expect(scenario, trace).items():
+            if rid in verdicts:
+                verdicts[rid] = verdicts[rid] + found
+        for rid, found in verdicts.items():
+            checks += len(found)
+            problems += [f"{rid} {v.subject}: {v.message}" for v in found if not v.ok]
+        for action in trace.get("actions", []):
+            if action.get("raised"):
+                problems.append(f"an action raised: {action['raised']}")
+    if problems:
+        print(f"still FAILING: {target} on {who}", file=out)
+        for problem in problems:
+            print(f"  - {problem}", file=out)
+        return EXIT_FAIL
+    note = "" if checks else " (the rule's premise did not hold: 0 checks)"
+    print(f"FIXED: {target} holds on {who} ({checks} checks){note}", file=out)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------- rules
+
+
+def _rules(args: argparse.Namespace, out: TextIO) -> int:
+    from .rules import FOCUS, RULES
+    from .runner import FIXTURES, select_rules
+
+    try:
+        selected = select_rules(args.rules)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    rows = []
+    for rid in selected:
+        rule = RULES[rid]
+        kind = "predicate" if rule.check is not None else f"untested: {rule.untested}"
+        focus = FOCUS.get(rid)
+        needs = ",".join(sorted(focus.needs)) if focus and focus.needs else "-"
+        fixtures = len(list((FIXTURES / "rules" / rid).glob("*.json")))
+        prop = "property" if focus else "no property"
+        rows.append((rid, rule.title, needs, f"{fixtures} fixtures, {prop}", kind))
+    rows.insert(0, ("ID", "TITLE", "NEEDS", "TESTED BY", "KIND"))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for row in rows:
+        cells = [row[i].ljust(widths[i]) for i in range(4)]
+        print("  ".join([*cells, row[4]]).rstrip(), file=out)
+    tested = sum(RULES[r].check is not None for r in selected)
+    print(
+        f"\n{len(selected)} rules: {tested} with a predicate, {len(selected) - tested} untested",
+        file=out,
+    )
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,133 @@
+"""report.json (validated against its schema), report.md and junit.xml."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conformance.adapter import AdapterInfo
+from conformance.cli import main
+from conformance.report import write_reports
+from conformance.runner import Failure, RuleOutcome, RunResult
+from conformance.scenario import validate
+
+HERE = Path(__file__).resolve().parent
+
+
+def junit_cases(path: Path) -> dict[str, ET.Element]:
+    root = ET.parse(path).getroot()
+    return {case.get("name", ""): case for case in root.iter("testcase")}
+
+
+def test_a_reference_run_writes_a_report_matching_its_schema(tmp_path: Path) -> None:
+    assert (
+        main(["run", "--profile", "quick", "--rules", "PRE-3", "-q", "--report", str(tmp_path)])
+        == 0
+    )
+    report = json.loads((tmp_path / "report.json").read_text())
+    validate(report, "report", "report.json")
+    assert report["conformant"] is True and report["kitErrors"] == []
+    assert report["implementation"]["name"] == "reference"
+    (rule,) = report["rules"]
+    assert rule["id"] == "PRE-3" and rule["status"] == "pass" and rule["checks"] > 0
+    case = junit_cases(tmp_path / "junit.xml")["PRE-3"]
+    assert case.get("classname") == "PRE" and list(case) == []
+    assert "## PRE" in (tmp_path / "report.md").read_text()
+
+
+def test_a_failing_run_reports_failures_with_counterexample_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(HERE))
+    argv = ["run", "--profile", "quick", "--rules", "PRE-3", "-q", "--report", str(tmp_path)]
+    assert main([*argv, "--adapter", "python:broken_registry:adapter"]) == 1
+    report = json.loads((tmp_path / "report.json").read_text())
+    validate(report, "report", "report.json")
+    (rule,) = report["rules"]
+    assert rule["status"] == "fail"
+    paths = [f["counterexample"] for f in rule["failures"]]
+    assert paths and all(Path(p).is_file() for p in paths)
+    failure = junit_cases(tmp_path / "junit.xml")["PRE-3"].find("failure")
+    assert failure is not None and paths[0] in (failure.text or "")
+    markdown = (tmp_path / "report.md").read_text()
+    assert "NOT CONFORMANT" in markdown and paths[0] in markdown
+
+
+def synthetic() -> RunResult:
+    def outcome(rid: str, status: str, **kw: object) -> RuleOutcome:
+        o = RuleOutcome(rid, f"title of {rid}", rid.split("-")[0], status=status)
+        for key, value in kw.items():
+            setattr(o, key, value)
+        return o
+
+    failure = Failure("c1: the body ran", "generated/X", "out/counterexamples/X.json")
+    return RunResult(
+        implementation=AdapterInfo("impl", "1.2", "rust", frozenset({"approval"})),
+        profile="ci",
+        seed=7,
+        rules=[
+            outcome("PRE-1", "pass", checks=4),
+            outcome("PRE-2", "fail", checks=2, failures=[failure]),
+            outcome("PRE-3", "error", errors=[Failure("an action raised: boom", "s", None)]),
+            outcome("FIN-1", "timeout", timeouts=[failure]),
+            outcome("FIN-2", "skipped", reason="needs capability scopes"),
+            outcome("FIN-3", "untested", reason="an obligation on tool authors"),
+            outcome("FIN-4", "not-exercised", reason="no scenario met the rule's premise"),
+            outcome(
+                "RES-1",
+                "expected-fail",
+                failures=[failure],
+                expected={"status": "fail", "reason": "known"},
+                reason="known",
+            ),
+            outcome(
+                "RES-2",
+                "unexpected-pass",
+                checks=3,
+                expected={"status": "fail"},
+                reason="listed but passed",
+            ),
+        ],
+        kit_errors=["predicate RES-3 crashed on scenario 'x': KeyError: 'y'"],
+        duration_s=1.5,
+        scenarios=12,
+    )
+
+
+def test_every_status_maps_onto_the_schema_markdown_and_junit(tmp_path: Path) -> None:
+    result = synthetic()
+    write_reports(result, tmp_path, expect_file="expect.json")
+    report = json.loads((tmp_path / "report.json").read_text())
+    validate(report, "report", "report.json")
+    assert report["expectFile"] == "expect.json" and report["conformant"] is False
+    assert report["kitErrors"] == result.kit_errors
+
+    cases = junit_cases(tmp_path / "junit.xml")
+    kinds = {name: [child.tag for child in case] for name, case in cases.items()}
+    assert kinds["PRE-1"] == []
+    assert kinds["PRE-2"] == ["failure"]
+    assert kinds["PRE-3"] == ["error"] and kinds["FIN-1"] == ["error"]
+    assert kinds["FIN-2"] == ["skipped"] and kinds["FIN-3"] == ["skipped"]
+    assert "tool authors" in (cases["FIN-3"].find("skipped").get("message") or "")  # type: ignore[union-attr]
+    assert kinds["FIN-4"] == ["failure"]  # not exercised under ci fails the run
+    assert kinds["RES-2"] == ["failure"]
+    assert kinds["kit-errors"] == ["error"]
+    assert cases["PRE-2"].get("classname") == "PRE"
+
+    markdown = (tmp_path / "report.md").read_text()
+    for heading in ("## PRE", "## FIN", "## RES", "## Kit errors"):
+        assert heading in markdown
+    assert "out/counterexamples/X.json" in markdown
+    assert "KeyError" in markdown.split("## Kit errors")[1]
+
+
+def test_a_report_with_an_unknown_status_does_not_validate() -> None:
+    from conformance.scenario import FixtureError
+
+    report = synthetic().to_json()
+    report["rules"][0]["status"] = "flaky"
+    with pytest.raises(FixtureError, match=r"\$\.rules\[0\]\.status"):
+        validate(report, "report")
