@@ -1,0 +1,229 @@
+"""SCOPE -- visibility: hidden equals missing, one visibility view."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from hypothesis import strategies as st
+
+from .. import strategies as s
+from ..model import CallView, View
+from . import focus
+from ._base import Scenario, Trace, Verdict, expect, rule
+from .pre import UNKNOWN_TOOL
+
+RUN_CODE = "run_code"
+
+
+def _masked(value: Any, words: list[str]) -> Any:
+    """``value`` with each of ``words`` replaced by a placeholder, in every string."""
+    if isinstance(value, str):
+        for i, word in enumerate(sorted(set(words), key=len, reverse=True)):
+            value = value.replace(word, f"<{i}>")
+        return value
+    if isinstance(value, Mapping):
+        return {k: _masked(v, words) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v, words) for v in value]
+    return value
+
+
+def _unseen(view: View, call: CallView) -> str | None:
+    """``hidden`` (registered, but for other agents only), ``missing`` (nowhere), or None."""
+    name = str(call.spec["name"])
+    if name == RUN_CODE or not view.lifecycle_static:
+        return None
+    if view.catalog_tool(name, call.spec.get("agent")) is not None:
+        return None
+    registered = [
+        t
+        for t in view.tool_specs
+        if t["name"] == name and view.registered_ok(t.get("key", t["name"]))
+    ]
+    return "hidden" if registered else "missing"
+
+
+# ------------------------------------------------------------------ SCOPE-1
+
+
+@rule("SCOPE-1", "Hidden equals missing")
+def SCOPE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """A tool the caller cannot see fails like a name that exists nowhere: UNKNOWN_TOOL, no body."""
+    view = View(scenario, trace)
+    unseen: dict[str, list[CallView]] = {"hidden": [], "missing": []}
+    for call in view.calls:
+        if not call.returned:
+            continue
+        kind = _unseen(view, call)
+        if kind is None:
+            continue
+        unseen[kind].append(call)
+        ran = [
+            e
+            for e in call.events
+            if e.get("stage") in ("body", "finalize") and e.get("at") == "enter"
+        ]
+        yield expect(
+            call.is_error and call.code == UNKNOWN_TOOL and not ran,
+            call.id,
+            f"a call naming a {kind} tool must be an {UNKNOWN_TOOL} error and resolve no "
+            "definition "
+            f"(isError={call.is_error}, code={call.code}, "
+            f"stages run={sorted({str(e.get('stage')) for e in ran})})",
+        )
+    for hidden, missing in itertools.product(unseen["hidden"], unseen["missing"]):
+        if hidden.spec.get("agent") != missing.spec.get("agent"):
+            continue
+        views = []
+        for call in (hidden, missing):
+            words = [call.id, str(call.spec["name"])]
+            views.append(_masked(dict(call.result or {}), words))
+        yield expect(
+            views[0] == views[1],
+            f"{hidden.id}/{missing.id}",
+            f"the result for hidden tool {hidden.spec['name']!r} ({hidden.id}) must be "
+            f"indistinguishable from the one for missing {missing.spec['name']!r} ({missing.id}) "
+            f"once the names are masked: {views[0]!r} vs {views[1]!r}",
+        )
+
+
+@st.composite
+def _hidden_scenarios(draw: st.DrawFn) -> s.Scenario:
+    names = draw(st.lists(s.NAMES, min_size=1, max_size=2, unique=True))
+    tools = [
+        s.tool(name, [{"return": "ran"}], scope=draw(st.sampled_from(["helper", "helper", None])))
+        for name in names
+    ]
+    for tool in tools:
+        if tool["scope"] is None:
+            del tool["scope"]
+        if draw(st.booleans()):
+            tool["finalizeContent"] = [{"return": None}]
+    agent = draw(st.sampled_from(["main", None]))
+    targets = draw(
+        st.lists(st.sampled_from([*names, "missing_tool", "ghost"]), min_size=2, max_size=3)
+    )
+    fields: dict[str, Any] = {"observers": [s.listener("observer", [])]}
+    if draw(st.booleans()):
+        fields["preExecute"] = [s.listener("pre", [{"delegate": True}])]
+    return s.scenario(
+        "generated/SCOPE-1",
+        tools,
+        [
+            {"call": s.call(f"c{i}", name, {"path": "a"}, agent=agent)}
+            for i, name in enumerate(targets)
+        ],
+        **fields,
+    )
+
+
+focus("SCOPE-1", _hidden_scenarios(), "scopes")
+
+
+# ------------------------------------------------------------------ SCOPE-2
+
+
+def expected_direct(view: View, scope: str | None) -> set[str]:
+    """Names a model-direct call from ``scope`` can execute, for a static set-up (native/both)."""
+    names = {t["name"] for t in view.tool_specs if view.visible_tool(t["name"], scope) is not None}
+    if view.mode in ("code", "both"):
+        names.add(RUN_CODE)
+    return names
+
+
+def catalog(view: View, scope: str | None) -> set[str]:
+    return {t["name"] for t in view.tool_specs if view.catalog_tool(t["name"], scope) is not None}
+
+
+@rule("SCOPE-2", "One visibility view")
+def SCOPE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """schemas(scope) lists exactly what a model-direct call from that scope can execute."""
+    view = View(scenario, trace)
+    if not view.lifecycle_static:
+        return
+    for index, action, answer in view.answers("schemas"):
+        if "schemas" not in answer:
+            continue
+        scope = action["schemas"].get("scope")
+        listed = {str(e.get("name")) for e in answer["schemas"] if isinstance(e, Mapping)}
+        problems: list[str] = []
+        if view.mode == "code":
+            allowed = [catalog(view, scope), {RUN_CODE}, catalog(view, scope) | {RUN_CODE}]
+            if listed not in allowed:
+                problems.append(
+                    f"lists {sorted(listed)}, neither the catalog nor the presented list"
+                )
+        else:
+            want = expected_direct(view, scope)
+            if listed != want:
+                problems.append(f"lists {sorted(listed)}, but the scope can run {sorted(want)}")
+            for call in view.calls:
+                if not call.returned or call.spec.get("agent") != scope:
+                    continue
+                name = str(call.spec["name"])
+                unknown = call.code == UNKNOWN_TOOL
+                if name in listed and unknown:
+                    problems.append(
+                        f"{call.id}: {name!r} is listed but calling it is {UNKNOWN_TOOL}"
+                    )
+                elif name not in listed and not unknown:
+                    problems.append(
+                        f"{call.id}: {name!r} is not listed but the call was not {UNKNOWN_TOOL}"
+                    )
+        yield expect(
+            not problems,
+            f"schemas({scope}) [action {index}]",
+            "schemas, lookup and execution must resolve through one visibility view: "
+            + "; ".join(problems),
+        )
+    if view.mode != "code":
+        return
+    for call in view.calls:
+        if not call.returned or call.spec["name"] == RUN_CODE:
+            continue
+        yield expect(
+            call.code == UNKNOWN_TOOL and not call.body_entered,
+            call.id,
+            f"under mode code a model-direct call naming {call.spec['name']!r} must be "
+            f"{UNKNOWN_TOOL} (code={call.code}, body entered={call.body_entered})",
+        )
+
+
+@st.composite
+def _view_scenarios(draw: st.DrawFn) -> s.Scenario:
+    names = draw(st.lists(s.NAMES, min_size=1, max_size=3, unique=True))
+    tools = []
+    for name in names:
+        for scope in draw(
+            st.lists(st.sampled_from([None, "main", "helper"]), min_size=1, max_size=2, unique=True)
+        ):
+            tool = s.tool(name, [{"return": f"{name}@{scope}"}])
+            if scope is not None:
+                tool["scope"] = scope
+                tool["key"] = f"{name}@{scope}"
+            tools.append(tool)
+    scope = draw(s.AGENTS)
+    actions: list[dict[str, Any]] = [{"schemas": {"scope": scope} if scope is not None else {}}]
+    targets = draw(st.lists(st.sampled_from([*names, "missing_tool"]), min_size=1, max_size=3))
+    for i, name in enumerate(targets):
+        actions.append(
+            {
+                "call": s.call(
+                    f"c{i}",
+                    name,
+                    {"path": "a"},
+                    agent=draw(st.sampled_from([scope, scope, "helper"])),
+                )
+            }
+        )
+    return s.scenario(
+        "generated/SCOPE-2",
+        tools,
+        actions,
+        registry={"mode": draw(st.sampled_from(["native", "native", "both", "code"]))},
+    )
+
+
+focus("SCOPE-2", _view_scenarios(), "scopes", "code-mode")
