@@ -23,7 +23,13 @@ def scenarios_per_second(n: int = 300) -> tuple[float, float]:
     adapter = load_adapter("reference")
     drawn: list[dict] = []
 
-    @settings(max_examples=n, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=n,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(scenarios())
     def collect(s: dict) -> None:
         drawn.append(s)
@@ -43,7 +49,9 @@ def main() -> None:
     parser.add_argument("--profiles", default="quick,ci")
     args = parser.parse_args()
     total, run_only = scenarios_per_second()
-    print(f"in-process, general scenarios: {total:.0f}/s end to end, {run_only:.0f}/s run+judge only")
+    print(
+        f"in-process, general scenarios: {total:.0f}/s end to end, {run_only:.0f}/s run+judge only"
+    )
     for profile in args.profiles.split(","):
         started = time.perf_counter()
         result = run_suite(load_adapter("reference"), profile=profile)

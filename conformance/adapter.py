@@ -68,7 +68,14 @@ def requirements(scenario: Mapping[str, Any]) -> frozenset[str]:
         needs.add("timeout-policy")
     listeners = [
         entry
-        for key in ("preExecute", "guards", "wrappers", "postExecute", "observers", "codeDispatchLog")
+        for key in (
+            "preExecute",
+            "guards",
+            "wrappers",
+            "postExecute",
+            "observers",
+            "codeDispatchLog",
+        )
         for entry in scenario.get(key, [])
     ]
     if any(t.get("scope") is not None for t in scenario.get("tools", [])) or any(
@@ -80,7 +87,9 @@ def requirements(scenario: Mapping[str, Any]) -> frozenset[str]:
     if any("presentationMeta" in t.get("output", {}) for t in scenario.get("tools", [])):
         needs.add("presentation")
     scripts = [entry["steps"] for entry in listeners] + [
-        t.get(k, []) for t in scenario.get("tools", []) for k in ("execute", "finalizeContent", "isConcurrencySafe")
+        t.get(k, [])
+        for t in scenario.get("tools", [])
+        for k in ("execute", "finalizeContent", "isConcurrencySafe")
     ]
     if any("register" in step or "dispose" in step for script in scripts for step in script):
         needs.add("registry-mutation")
@@ -104,5 +113,9 @@ def load_adapter(spec: str) -> Adapter:
             raise AdapterError(f"{spec!r} did not return an Adapter (describe() and run())")
         return adapter
     if spec.startswith(("stdio:", "http://", "https://")):
-        raise AdapterError(f"adapter transport of {spec!r} is not available yet (stdio and HTTP come later)")
-    raise AdapterError(f"unknown adapter {spec!r}; expected reference, python:module:factory, stdio:..., http://...")
+        raise AdapterError(
+            f"adapter transport of {spec!r} is not available yet (stdio and HTTP come later)"
+        )
+    raise AdapterError(
+        f"unknown adapter {spec!r}; expected reference, python:module:factory, stdio:..., http://..."
+    )

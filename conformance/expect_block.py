@@ -44,23 +44,33 @@ def check_expect(fixture: Mapping[str, Any], trace: Mapping[str, Any]) -> dict[s
         if "bodyEntered" in want and call.body_entered != want["bodyEntered"]:
             problems.append(f"body {'should' if want['bodyEntered'] else 'should not'} have run")
         if "finalizerCalls" in want and call.finalizer_calls != want["finalizerCalls"]:
-            problems.append(f"finalizeContent ran {call.finalizer_calls} times, expected {want['finalizerCalls']}")
+            expected = want["finalizerCalls"]
+            problems.append(f"finalizeContent ran {call.finalizer_calls}x, expected {expected}")
         if "resultNotifications" in want:
             observers = max(1, len(view.listeners("observers", call.spec.get("agent"))))
             seen = call.notifications / observers
             if seen != want["resultNotifications"]:
-                problems.append(f"{seen:g} tools/result notifications, expected {want['resultNotifications']}")
+                problems.append(
+                    f"{seen:g} tools/result notifications, expected {want['resultNotifications']}"
+                )
         for stage in want.get("stagesEntered", []):
-            if not call.entered(stage) and not (stage == "approval" and any(e.get("stage") == "approval" for e in call.events)):
+            if not call.entered(stage) and not (
+                stage == "approval" and any(e.get("stage") == "approval" for e in call.events)
+            ):
                 problems.append(f"stage {stage} should have been entered")
         for stage in want.get("stagesNotEntered", []):
             if any(e.get("stage") == stage for e in call.events):
                 problems.append(f"stage {stage} should not have been entered")
         if "concludesTurn" in want and bool(result.get("concludesTurn")) != want["concludesTurn"]:
             problems.append(f"concludesTurn should be {want['concludesTurn']}")
-        if "additionalContexts" in want and result.get("additionalContexts", []) != want["additionalContexts"]:
+        if (
+            "additionalContexts" in want
+            and result.get("additionalContexts", []) != want["additionalContexts"]
+        ):
             problems.append("additionalContexts differ from the expected ones")
-        if "messageContains" in want and want["messageContains"] not in result.get("error", {}).get("message", ""):
+        if "messageContains" in want and want["messageContains"] not in result.get("error", {}).get(
+            "message", ""
+        ):
             problems.append(f"error.message should mention {want['messageContains']!r}")
         verdicts.append(Verdict(not problems, subject, "; ".join(problems)))
     return {rid: list(verdicts) for rid in fixture.get("rules", [])}

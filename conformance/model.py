@@ -16,7 +16,16 @@ from typing import Any
 
 __all__ = ["CallView", "View"]
 
-STAGES = ("pre-execute", "approval", "guard", "wrapper", "body", "post-execute", "finalize", "result")
+STAGES = (
+    "pre-execute",
+    "approval",
+    "guard",
+    "wrapper",
+    "body",
+    "post-execute",
+    "finalize",
+    "result",
+)
 
 
 @dataclass
@@ -52,8 +61,11 @@ class CallView:
 
     def entered(self, stage: str, ident: str | None = None) -> list[Mapping[str, Any]]:
         return [
-            e for e in self.events
-            if e.get("stage") == stage and e.get("at") == "enter" and (ident is None or e.get("id") == ident)
+            e
+            for e in self.events
+            if e.get("stage") == stage
+            and e.get("at") == "enter"
+            and (ident is None or e.get("id") == ident)
         ]
 
     @property
@@ -108,12 +120,21 @@ class View:
         for index, action in enumerate(self.scenario.get("actions", [])):
             answer = answers[index] if index < len(answers) else {}
             if "call" in action:
-                out.append(CallView(action["call"], answer.get("result"), answer.get("raised"), action_index=index))
+                out.append(
+                    CallView(
+                        action["call"],
+                        answer.get("result"),
+                        answer.get("raised"),
+                        action_index=index,
+                    )
+                )
             elif "batch" in action:
                 results = answer.get("results") or []
                 for j, call in enumerate(action["batch"]):
                     result = results[j] if j < len(results) else None
-                    out.append(CallView(call, result, answer.get("raised"), action_index=index, batch=True))
+                    out.append(
+                        CallView(call, result, answer.get("raised"), action_index=index, batch=True)
+                    )
         by_id = {c.id: c for c in out}
         for event in self.trace.get("events", []):
             call = by_id.get(str(event.get("call")))
@@ -146,8 +167,19 @@ class View:
         """True when no tool is registered or disposed after set-up."""
         if any("register" in a or "dispose" in a for a in self.scenario.get("actions", [])):
             return False
-        scripts = [t.get(k, []) for t in self.tool_specs for k in ("execute", "finalizeContent", "isConcurrencySafe")]
-        for key in ("preExecute", "guards", "wrappers", "postExecute", "observers", "codeDispatchLog"):
+        scripts = [
+            t.get(k, [])
+            for t in self.tool_specs
+            for k in ("execute", "finalizeContent", "isConcurrencySafe")
+        ]
+        for key in (
+            "preExecute",
+            "guards",
+            "wrappers",
+            "postExecute",
+            "observers",
+            "codeDispatchLog",
+        ):
             scripts += [entry["steps"] for entry in self.scenario.get(key, [])]
         return not any("register" in s or "dispose" in s for script in scripts for s in script)
 
@@ -171,12 +203,14 @@ class View:
             if not self.registered_ok(spec.get("key", spec["name"])):
                 continue
             scope = spec.get("scope")
-            if scope is None and found is None:
-                found = spec
-            elif scope is not None and scope == agent:
+            if (scope is None and found is None) or (scope is not None and scope == agent):
                 found = spec
         return found
 
     def listeners(self, key: str, agent: str | None) -> list[Mapping[str, Any]]:
         """Listeners of a stage that apply to ``agent``'s calls (PRE-8, GUARD-3)."""
-        return [e for e in self.scenario.get(key, []) if e.get("scope") is None or e.get("scope") == agent]
+        return [
+            e
+            for e in self.scenario.get(key, [])
+            if e.get("scope") is None or e.get("scope") == agent
+        ]

@@ -65,7 +65,9 @@ def load_json(path: str | Path, name: str | None = None) -> Any:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as e:
-        raise FixtureError(source, f"line {e.lineno} column {e.colno}", f"not JSON: {e.msg}") from None
+        raise FixtureError(
+            source, f"line {e.lineno} column {e.colno}", f"not JSON: {e.msg}"
+        ) from None
     if name is not None:
         validate(document, name, source)
     return document

@@ -79,7 +79,9 @@ def jsonable(value: Any, _active: frozenset[int] = frozenset()) -> JSON:
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
-        return value if math.isfinite(value) else {"$special": "nan" if value != value else "infinity"}
+        return (
+            value if math.isfinite(value) else {"$special": "nan" if value != value else "infinity"}
+        )
     if isinstance(value, (Mapping, list, tuple)) and id(value) in _active:
         return {"$special": "cycle"}
     if isinstance(value, Mapping):
@@ -176,7 +178,9 @@ class _Barrier:
 class Session:
     """One scenario run: the recorder, the barriers, the callers' controllers."""
 
-    def __init__(self, scenario: Mapping[str, Any], binding: Binding | None = None, *, wait_s: float = 1.0) -> None:
+    def __init__(
+        self, scenario: Mapping[str, Any], binding: Binding | None = None, *, wait_s: float = 1.0
+    ) -> None:
         self.scenario = scenario
         self.binding = binding or Binding()
         self.wait_s = wait_s
@@ -210,7 +214,9 @@ class Session:
 
     def tool_body(self, spec: Mapping[str, Any]) -> Callable[[Any, Any], Awaitable[Any]]:
         async def execute(arguments: Any, ctx: Any) -> Any:
-            return await self.run(spec["execute"], "body", spec["name"], ctx, ctx=ctx, convert=decode)
+            return await self.run(
+                spec["execute"], "body", spec["name"], ctx, ctx=ctx, convert=decode
+            )
 
         return execute
 
@@ -225,7 +231,9 @@ class Session:
         def finalize_content(execution: Any, result: Any) -> Any:
             self._enter("finalize", spec["name"], execution)
             steps = spec["finalizeContent"]
-            return self.run_sync(steps, "finalize", spec["name"], decode, execution=execution, result=result)
+            return self.run_sync(
+                steps, "finalize", spec["name"], decode, execution=execution, result=result
+            )
 
         return finalize_content
 
@@ -254,8 +262,13 @@ class Session:
     def pre_listener(self, spec: Mapping[str, Any]) -> Callable[[Any, Any], Awaitable[Any]]:
         async def listener(execution: Any, next_: Callable[[], Awaitable[Any]]) -> Any:
             return await self.run(
-                spec["steps"], "pre-execute", spec["id"], execution, next_=next_,
-                convert=self.binding.pre_decision, next_json=lambda d: d,
+                spec["steps"],
+                "pre-execute",
+                spec["id"],
+                execution,
+                next_=next_,
+                convert=self.binding.pre_decision,
+                next_json=lambda d: d,
             )
 
         return listener
@@ -270,8 +283,14 @@ class Session:
     def wrapper(self, spec: Mapping[str, Any]) -> Callable[[Any, Any], Awaitable[Any]]:
         async def wrapper(dispatch: Any, next_: Callable[[], Awaitable[Any]]) -> Any:
             return await self.run(
-                spec["steps"], "wrapper", spec["id"], dispatch, next_=next_, dispatch=dispatch,
-                convert=self.binding.authored_result, next_json=self.binding.result_json,
+                spec["steps"],
+                "wrapper",
+                spec["id"],
+                dispatch,
+                next_=next_,
+                dispatch=dispatch,
+                convert=self.binding.authored_result,
+                next_json=self.binding.result_json,
             )
 
         return wrapper
@@ -279,8 +298,14 @@ class Session:
     def post_listener(self, spec: Mapping[str, Any]) -> Callable[[Any, Any, Any], Awaitable[Any]]:
         async def listener(execution: Any, result: Any, next_: Callable[[], Awaitable[Any]]) -> Any:
             return await self.run(
-                spec["steps"], "post-execute", spec["id"], execution, next_=next_, result=result,
-                convert=self.binding.post_decision, next_json=lambda d: jsonable(d),
+                spec["steps"],
+                "post-execute",
+                spec["id"],
+                execution,
+                next_=next_,
+                result=result,
+                convert=self.binding.post_decision,
+                next_json=lambda d: jsonable(d),
             )
 
         return listener
@@ -288,16 +313,33 @@ class Session:
     def observer(self, spec: Mapping[str, Any]) -> Callable[[Any, Any], Awaitable[Any]]:
         async def observer(execution: Any, result: Any) -> Any:
             self.events.append(
-                {**self._who("result", spec["id"], execution), "at": "enter", "observed": self.binding.result_json(result)}
+                {
+                    **self._who("result", spec["id"], execution),
+                    "at": "enter",
+                    "observed": self.binding.result_json(result),
+                }
             )
-            return await self.run(spec["steps"], "result", spec["id"], execution, result=result, convert=decode, enter=False)
+            return await self.run(
+                spec["steps"],
+                "result",
+                spec["id"],
+                execution,
+                result=result,
+                convert=decode,
+                enter=False,
+            )
 
         return observer
 
     def code_dispatch_log(self, spec: Mapping[str, Any]) -> Callable[[Any, Any], Awaitable[Any]]:
         async def listener(record: Any, next_: Callable[[], Awaitable[Any]]) -> Any:
             return await self.run(
-                spec["steps"], "code-dispatch-log", spec["id"], record, next_=next_, convert=decode,
+                spec["steps"],
+                "code-dispatch-log",
+                spec["id"],
+                record,
+                next_=next_,
+                convert=decode,
                 next_json=jsonable,
             )
 
@@ -312,13 +354,25 @@ class Session:
                 call_id = getattr(request, "call_id", None)
                 session.events.append(
                     {
-                        "stage": "approval", "at": "request", "call": call_id, "keys": keys,
+                        "stage": "approval",
+                        "at": "request",
+                        "call": call_id,
+                        "keys": keys,
                         "reason": jsonable(getattr(request, "reason", None)),
                     }
                 )
                 steps = spec.get("byCall", {}).get(call_id, spec["steps"])
-                answer = await session.run(steps, "approval", "approval", request, convert=decode, enter=False)
-                session.events.append({"stage": "approval", "at": "answer", "call": call_id, "returned": jsonable(answer)})
+                answer = await session.run(
+                    steps, "approval", "approval", request, convert=decode, enter=False
+                )
+                session.events.append(
+                    {
+                        "stage": "approval",
+                        "at": "answer",
+                        "call": call_id,
+                        "returned": jsonable(answer),
+                    }
+                )
                 return answer
 
         return Approval()
@@ -363,7 +417,7 @@ class Session:
         restore: list[Callable[[], None]] = []
         try:
             for step in steps:
-                (kind, arg), = step.items()
+                ((kind, arg),) = step.items()
                 if kind == "return":
                     raise _Return(convert(arg))
                 if kind == "delegate" or kind == "callNext" or kind == "returnNext":
@@ -408,7 +462,15 @@ class Session:
         finally:
             for undo in reversed(restore):
                 undo()
-        self.events.append({**who, "at": "exit", "returned": next_json(value) if remembered and value is remembered[-1] else jsonable(value)})
+        self.events.append(
+            {
+                **who,
+                "at": "exit",
+                "returned": next_json(value)
+                if remembered and value is remembered[-1]
+                else jsonable(value),
+            }
+        )
         return value
 
     def run_sync(
@@ -425,12 +487,20 @@ class Session:
         who = self._who(stage, ident, execution)
         try:
             for step in steps:
-                (kind, arg), = step.items()
+                ((kind, arg),) = step.items()
                 if kind == "return":
                     value = convert(arg)
                     self.events.append({**who, "at": "exit", "returned": jsonable(arg)})
                     return value
-                if kind in ("delegate", "callNext", "returnNext", "waitForAbort", "barrier", "yield", "replaceSignal"):
+                if kind in (
+                    "delegate",
+                    "callNext",
+                    "returnNext",
+                    "waitForAbort",
+                    "barrier",
+                    "yield",
+                    "replaceSignal",
+                ):
                     raise ScriptError(f"{kind} cannot run in the synchronous {stage} stage")
                 self._sync_step(kind, arg, stage, who, execution, result, None)
         except ScriptError:
@@ -442,7 +512,14 @@ class Session:
         return None
 
     def _sync_step(
-        self, kind: str, arg: Any, stage: str, who: dict[str, Any], execution: Any, result: Any, ctx: Any
+        self,
+        kind: str,
+        arg: Any,
+        stage: str,
+        who: dict[str, Any],
+        execution: Any,
+        result: Any,
+        ctx: Any,
     ) -> None:
         b = self.binding
         if kind == "throw":
@@ -456,10 +533,20 @@ class Session:
         elif kind == "dispose":
             self.dispose_hook(arg)
         elif kind == "observe":
-            self.events.append({**who, "what": arg, "observed": self._observe(arg, execution, result, ctx)})
+            self.events.append(
+                {**who, "what": arg, "observed": self._observe(arg, execution, result, ctx)}
+            )
         elif kind == "mutate":
-            raised = self._mutate(arg["target"], arg["path"], decode(arg["value"]), execution, result, ctx)
-            self.events.append({**who, "mutate": arg["target"] + "".join(f"[{p!r}]" for p in arg["path"]), "raised": raised})
+            raised = self._mutate(
+                arg["target"], arg["path"], decode(arg["value"]), execution, result, ctx
+            )
+            self.events.append(
+                {
+                    **who,
+                    "mutate": arg["target"] + "".join(f"[{p!r}]" for p in arg["path"]),
+                    "raised": raised,
+                }
+            )
         else:
             raise ScriptError(f"step {kind!r} cannot run in stage {stage}")
 
@@ -493,13 +580,15 @@ class Session:
             }
         raise ScriptError(f"cannot observe {what!r}")
 
-    def _mutate(self, target: str, path: Sequence[Any], value: Any, execution: Any, result: Any, ctx: Any) -> bool:
+    def _mutate(
+        self, target: str, path: Sequence[Any], value: Any, execution: Any, result: Any, ctx: Any
+    ) -> bool:
         """Attempt one mutation; True when the attempt raised (informational only)."""
         b = self.binding
         holder = ctx if ctx is not None else execution
         try:
             if target == "signal":
-                setattr(holder, "signal", b.controller_signal(b.new_controller()))
+                holder.signal = b.controller_signal(b.new_controller())
                 return False
             if target == "caller-arguments":
                 root: Any = self.caller_arguments.get(b.call_id(holder) or "")

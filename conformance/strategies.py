@@ -37,7 +37,9 @@ ANY_OUTPUT: Mapping[str, Any] = {"schema": {}, "render": "json"}
 # ------------------------------------------------------------------ builders
 
 
-def tool(name: str, execute: Sequence[Mapping[str, Any]] | None = None, **fields: Any) -> dict[str, Any]:
+def tool(
+    name: str, execute: Sequence[Mapping[str, Any]] | None = None, **fields: Any
+) -> dict[str, Any]:
     """A tool spec; by default open parameters, any-JSON output, returning "ok"."""
     spec: dict[str, Any] = {
         "name": name,
@@ -51,19 +53,30 @@ def tool(name: str, execute: Sequence[Mapping[str, Any]] | None = None, **fields
 
 
 def call(call_id: str, name: str, arguments: Any = None, **fields: Any) -> dict[str, Any]:
-    spec: dict[str, Any] = {"callId": call_id, "name": name, "arguments": {} if arguments is None else arguments}
+    spec: dict[str, Any] = {
+        "callId": call_id,
+        "name": name,
+        "arguments": {} if arguments is None else arguments,
+    }
     spec.update(fields)
     return spec
 
 
-def listener(ident: str, steps: Sequence[Mapping[str, Any]], scope: str | None = None) -> dict[str, Any]:
+def listener(
+    ident: str, steps: Sequence[Mapping[str, Any]], scope: str | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {"id": ident, "steps": list(steps)}
     if scope is not None:
         out["scope"] = scope
     return out
 
 
-def scenario(ident: str, tools: Sequence[Mapping[str, Any]], actions: Sequence[Mapping[str, Any]], **fields: Any) -> Scenario:
+def scenario(
+    ident: str,
+    tools: Sequence[Mapping[str, Any]],
+    actions: Sequence[Mapping[str, Any]],
+    **fields: Any,
+) -> Scenario:
     out: Scenario = {"id": ident, "tools": list(tools), "actions": list(actions)}
     out.update(fields)
     return out
@@ -76,7 +89,10 @@ AGENTS = st.sampled_from([None, "main", "helper"])
 KEYS = st.sampled_from(["path", "command", "n", "flag"])
 
 json_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(["", "a", "x y", "é"]),
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.sampled_from(["", "a", "x y", "é"]),
     st.floats(-2, 2, allow_nan=False, allow_infinity=False).map(lambda f: round(f, 2)),
 )
 
@@ -97,7 +113,9 @@ def arguments() -> st.SearchStrategy[dict[str, Any]]:
     return st.dictionaries(KEYS, json_values(1), max_size=3)
 
 
-SPECIALS = st.sampled_from(["nan", "infinity", "negative-infinity", "function", "cycle", "non-string-key", "host-object"])
+SPECIALS = st.sampled_from(
+    ["nan", "infinity", "negative-infinity", "function", "cycle", "non-string-key", "host-object"]
+)
 
 
 def special() -> st.SearchStrategy[dict[str, str]]:
@@ -111,7 +129,9 @@ def pre_decisions() -> st.SearchStrategy[Any]:
         st.sampled_from(["no", "policy says no"]).map(lambda r: {"kind": "deny", "reason": r}),
         st.just({"kind": "ask", "reason": "needs a person"}),
         st.just({"kind": "ask"}),
-        st.sampled_from([None, "allow", {"kind": "deny"}, {"kind": "deny", "reason": ""}, {"kind": "maybe"}, 1]),
+        st.sampled_from(
+            [None, "allow", {"kind": "deny"}, {"kind": "deny", "reason": ""}, {"kind": "maybe"}, 1]
+        ),
     )
 
 
@@ -138,7 +158,9 @@ def body_scripts() -> st.SearchStrategy[list[dict[str, Any]]]:
         ),
         max_size=2,
     )
-    ending = st.one_of(json_values(1).map(lambda v: {"return": v}), st.just({"throw": "body failed"}))
+    ending = st.one_of(
+        json_values(1).map(lambda v: {"return": v}), st.just({"throw": "body failed"})
+    )
     return st.tuples(prefix, ending).map(lambda pe: [*pe[0], pe[1]])
 
 
@@ -158,17 +180,36 @@ def scenarios(draw: st.DrawFn, *, mode: str | None = None) -> Scenario:
     if mode is not None:
         out["registry"] = {"mode": mode}
     if draw(st.booleans()):
-        out["preExecute"] = [listener("pre-1", [draw(st.sampled_from([{"delegate": True}, {"return": {"kind": "allow"}}]))])]
+        out["preExecute"] = [
+            listener(
+                "pre-1",
+                [draw(st.sampled_from([{"delegate": True}, {"return": {"kind": "allow"}}]))],
+            )
+        ]
         if draw(st.booleans()):
-            out["preExecute"].append(listener("pre-2", [{"return": draw(pre_decisions())}], scope=draw(AGENTS)))
+            out["preExecute"].append(
+                listener("pre-2", [{"return": draw(pre_decisions())}], scope=draw(AGENTS))
+            )
     if draw(st.booleans()):
-        out["approval"] = {"steps": [{"return": draw(st.sampled_from(["allowed-once", "rejected", "unavailable"]))}]}
+        out["approval"] = {
+            "steps": [
+                {"return": draw(st.sampled_from(["allowed-once", "rejected", "unavailable"]))}
+            ]
+        }
     if draw(st.booleans()):
-        out["guards"] = [listener("guard-1", [{"return": draw(st.sampled_from([None, None, "guarded"]))}])]
+        out["guards"] = [
+            listener("guard-1", [{"return": draw(st.sampled_from([None, None, "guarded"]))}])
+        ]
     if draw(st.booleans()):
         out["postExecute"] = [listener("post-1", [{"return": draw(post_decisions())}])]
     out["observers"] = [listener("observer", [])]
-    calls = draw(st.lists(st.tuples(st.sampled_from([*names, "missing"]), arguments(), AGENTS), min_size=1, max_size=3))
+    calls = draw(
+        st.lists(
+            st.tuples(st.sampled_from([*names, "missing"]), arguments(), AGENTS),
+            min_size=1,
+            max_size=3,
+        )
+    )
     for i, (name, args, agent) in enumerate(calls):
         spec = call(f"c{i}", name, args)
         if agent is not None:

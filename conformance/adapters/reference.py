@@ -69,7 +69,9 @@ class ReferenceAdapter:
         batch: Callable[..., Any] = run_batch,
         binding: Binding | None = None,
     ) -> None:
-        self._factory = factory or (lambda s: Registry(mode=s.get("registry", {}).get("mode", "native")))
+        self._factory = factory or (
+            lambda s: Registry(mode=s.get("registry", {}).get("mode", "native"))
+        )
         self._info = AdapterInfo(name=name, version=version, capabilities=frozenset(CAPABILITIES))
         self._batch = batch
         self._binding = binding
@@ -94,7 +96,9 @@ class ReferenceAdapter:
         def register(key: str) -> dict[str, Any]:
             spec = specs[key]
             try:
-                disposers[key] = registry.register(build_definition(session, spec), spec.get("scope"))
+                disposers[key] = registry.register(
+                    build_definition(session, spec), spec.get("scope")
+                )
             except Exception as e:
                 return {"key": key, "ok": False, "error": f"{type(e).__name__}: {e}"}
             return {"key": key, "ok": True}
@@ -135,7 +139,9 @@ class ReferenceAdapter:
         actions = await run_actions(
             scenario,
             execute=lambda call: registry.execute(call_input(call)),
-            batch=lambda calls, n: self._batch(registry, [call_input(c) for c in calls], max_parallel=n),
+            batch=lambda calls, n: self._batch(
+                registry, [call_input(c) for c in calls], max_parallel=n
+            ),
             schemas=registry.schemas,
             execution_mode=lambda call: registry.execution_mode(call_input(call)),
             register=lambda key: _appended(registrations, register(key)),
@@ -174,7 +180,9 @@ async def run_actions(
                 result = await asyncio.wait_for(execute(action["call"]), ACTION_DEADLINE_S)
                 answers.append({"result": result_json(result)})
             elif "batch" in action:
-                results = await asyncio.wait_for(batch(action["batch"], action.get("maxParallel", 4)), ACTION_DEADLINE_S)
+                results = await asyncio.wait_for(
+                    batch(action["batch"], action.get("maxParallel", 4)), ACTION_DEADLINE_S
+                )
                 answers.append({"results": [result_json(r) for r in results]})
             elif "schemas" in action:
                 scope = action["schemas"].get("scope")
