@@ -414,7 +414,9 @@ class Registry:
         tool = self._resolve(call.name, call.agent, call.parent)
         token = ExecutionToken()
         try:
-            arguments = materialize(call.arguments, "$.arguments")  # PIPE-2
+            # PIPE-2: one lossless snapshot, deep-frozen. PIPE-3: decisions carry no
+            # rewrite, so every stage and the body see exactly these arguments.
+            arguments = materialize(call.arguments, "$.arguments")
             bad_args: str | None = None
         except NotLosslessJSON as e:
             arguments, bad_args = None, f"arguments are not lossless JSON: {e}"

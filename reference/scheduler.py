@@ -5,6 +5,10 @@ pool; each ``exclusive`` call runs alone, as a barrier. Within a group the
 policy stages (``prepare``) run one call at a time in model order, bodies
 overlap (``dispatch``), and completion -- post-execute, finalize,
 ``tools/result`` -- again runs in model order. Only bodies overlap.
+
+CONC-3 is the tool author's side of the bargain and nothing here can check
+it: a body that opts in must not mutate parent-owned state, and any recorder
+races between overlapping bodies must commute or fail closed.
 """
 
 from __future__ import annotations
