@@ -4,39 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 
-from conformance.adapters.reference import ReferenceAdapter
-from conformance.rules import RULES
-from conformance.runner import run_suite
 from reference import AbortController, Registry, ToolExecutionInput
 from reference._types import ErrorCode
 from reference.registry import Prepared, _code_failure
-
-GROUP = "CANCEL"
-
-
-def adapter(cls: type[Registry] = Registry) -> ReferenceAdapter:
-    return ReferenceAdapter(
-        lambda s: cls(mode=s.get("registry", {}).get("mode", "native")), name="bad"
-    )
-
-
-def status(rule_id: str, cls: type[Registry] = Registry) -> str:
-    logging.disable(logging.CRITICAL)
-    try:
-        result = run_suite(adapter(cls), profile="quick", rules=rule_id)
-    finally:
-        logging.disable(logging.NOTSET)
-    (outcome,) = result.rules
-    return outcome.status
-
-
-def test_reference_passes_every_cancel_rule() -> None:
-    ids = [rid for rid in RULES if rid.startswith(GROUP + "-")]
-    result = run_suite(adapter(), profile="quick", rules=f"{GROUP}-*")
-    assert not result.kit_errors
-    assert {o.id: o.status for o in result.rules} == {rid: "pass" for rid in ids}
+from tests.kit.support import rule_status as status
 
 
 class OwnSignal(Registry):

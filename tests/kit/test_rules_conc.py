@@ -3,41 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Sequence
 from typing import Any
 
-from conformance.adapters.reference import ReferenceAdapter
-from conformance.rules import RULES
-from conformance.runner import run_suite
 from reference import Registry, ToolExecutionInput
 from reference._json import NotLosslessJSON, materialize, thaw
-
-GROUP = "CONC"
-
-
-def adapter(cls: type[Registry] = Registry, **kwargs: Any) -> ReferenceAdapter:
-    return ReferenceAdapter(
-        lambda s: cls(mode=s.get("registry", {}).get("mode", "native")), name="bad", **kwargs
-    )
-
-
-def status(rule_id: str, cls: type[Registry] = Registry, **kwargs: Any) -> str:
-    logging.disable(logging.CRITICAL)
-    try:
-        result = run_suite(adapter(cls, **kwargs), profile="quick", rules=rule_id)
-    finally:
-        logging.disable(logging.NOTSET)
-    (outcome,) = result.rules
-    return outcome.status
-
-
-def test_reference_passes_every_conc_rule() -> None:
-    ids = [rid for rid in RULES if rid.startswith(GROUP + "-")]
-    result = run_suite(adapter(), profile="quick", rules=f"{GROUP}-*")
-    assert not result.kit_errors
-    statuses = {o.id: o.status for o in result.rules}
-    assert statuses == {rid: "untested" if RULES[rid].check is None else "pass" for rid in ids}
+from tests.kit.support import rule_status as status
 
 
 class TruthyClassifier(Registry):

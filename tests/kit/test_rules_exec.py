@@ -10,33 +10,10 @@ from typing import Any
 import pytest
 
 import reference.registry as registry_module
-from conformance.adapters.reference import ReferenceAdapter
-from conformance.runner import run_suite
 from reference import Registry, ToolResult, ToolSuccess
 from reference._types import DispatchExecution, failure
 from reference.registry import Prepared, ToolRunContext
-
-GROUP = ("EXEC-1", "EXEC-2", "EXEC-3", "EXEC-4", "EXEC-5")
-
-
-def factory(cls: type[Registry]) -> Callable[[Mapping[str, Any]], Registry]:
-    return lambda s: cls(mode=s.get("registry", {}).get("mode", "native"))
-
-
-def outcome(cls: type[Registry], rule_id: str) -> Any:
-    result = run_suite(ReferenceAdapter(factory(cls), name="bad"), profile="quick", rules=rule_id)
-    assert not result.kit_errors, result.kit_errors
-    (found,) = [o for o in result.rules if o.id == rule_id]
-    return found
-
-
-def test_reference_passes_every_EXEC_rule() -> None:
-    result = run_suite(ReferenceAdapter(), profile="quick", rules="EXEC-*")
-    assert not result.kit_errors
-    statuses = {o.id: (o.status, o.checks) for o in result.rules}
-    for rule_id in GROUP:
-        assert statuses[rule_id][0] == "pass", (rule_id, statuses[rule_id])
-        assert statuses[rule_id][1] > 0
+from tests.kit.support import mutant_outcome as outcome
 
 
 class WritableContext(ToolRunContext):

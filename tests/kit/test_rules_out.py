@@ -4,38 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from jsonschema.validators import Draft202012Validator
 
-from conformance.adapters.reference import ReferenceAdapter
-from conformance.runner import run_suite
 from reference import Registry, ToolResult, ToolSuccess
 from reference.registry import Prepared
-
-GROUP = ("OUT-1", "OUT-2", "OUT-3", "OUT-5")
-
-
-def factory(cls: type[Registry]) -> Callable[[Mapping[str, Any]], Registry]:
-    return lambda s: cls(mode=s.get("registry", {}).get("mode", "native"))
-
-
-def outcome(cls: type[Registry], rule_id: str) -> Any:
-    result = run_suite(ReferenceAdapter(factory(cls), name="bad"), profile="quick", rules=rule_id)
-    assert not result.kit_errors, result.kit_errors
-    (found,) = [o for o in result.rules if o.id == rule_id]
-    return found
-
-
-def test_reference_passes_every_OUT_rule() -> None:
-    result = run_suite(ReferenceAdapter(), profile="quick", rules="OUT-*")
-    assert not result.kit_errors
-    statuses = {o.id: (o.status, o.checks) for o in result.rules}
-    for rule_id in GROUP:
-        assert statuses[rule_id][0] == "pass", (rule_id, statuses[rule_id])
-        assert statuses[rule_id][1] > 0
-    assert statuses["OUT-4"][0] == "untested"
+from tests.kit.support import mutant_outcome as outcome
 
 
 class SkipsOutputValidation(Registry):

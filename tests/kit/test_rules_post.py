@@ -3,35 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from conformance.adapters.reference import ReferenceAdapter
-from conformance.runner import run_suite
 from reference import Registry, ToolResult, ToolSuccess, text
 from reference.registry import Prepared
-
-GROUP = ("POST-1", "POST-2", "POST-3", "POST-4", "POST-5")
-
-
-def factory(cls: type[Registry]) -> Callable[[Mapping[str, Any]], Registry]:
-    return lambda s: cls(mode=s.get("registry", {}).get("mode", "native"))
-
-
-def outcome(cls: type[Registry], rule_id: str) -> Any:
-    result = run_suite(ReferenceAdapter(factory(cls), name="bad"), profile="quick", rules=rule_id)
-    assert not result.kit_errors, result.kit_errors
-    (found,) = [o for o in result.rules if o.id == rule_id]
-    return found
-
-
-def test_reference_passes_every_POST_rule() -> None:
-    result = run_suite(ReferenceAdapter(), profile="quick", rules="POST-*")
-    assert not result.kit_errors
-    statuses = {o.id: (o.status, o.checks) for o in result.rules}
-    for rule_id in GROUP:
-        assert statuses[rule_id][0] == "pass", (rule_id, statuses[rule_id])
-        assert statuses[rule_id][1] > 0
+from tests.kit.support import mutant_outcome as outcome
 
 
 class OnlySuccessesReachPost(Registry):

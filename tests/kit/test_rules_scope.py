@@ -5,28 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import reference.registry as regmod
-from conformance.adapters.reference import ReferenceAdapter
-from conformance.rules import RULES
-from conformance.runner import run_suite
 from reference import Registry
-
-
-def _status(registry_cls: type[Registry], rule_id: str) -> str:
-    adapter = ReferenceAdapter(
-        lambda s: registry_cls(mode=s.get("registry", {}).get("mode", "native")), name="bad"
-    )
-    result = run_suite(adapter, profile="quick", rules=rule_id)
-    (outcome,) = result.rules
-    assert not result.kit_errors, result.kit_errors
-    return outcome.status
-
-
-def test_reference_passes_every_scope_rule() -> None:
-    result = run_suite(ReferenceAdapter(), profile="quick", rules="SCOPE-*")
-    assert not result.kit_errors
-    assert {o.id for o in result.rules} == {r for r in RULES if r.startswith("SCOPE-")}
-    for outcome in result.rules:
-        assert outcome.status == "pass", (outcome.id, [f.message for f in outcome.failures])
+from tests.kit.support import mutant_status as _status
 
 
 class _LeakyNotFound(Registry):
