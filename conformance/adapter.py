@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
+from .scenario import listeners_of, mutates_registry
+
 __all__ = ["CAPABILITIES", "Adapter", "AdapterError", "AdapterInfo", "load_adapter", "requirements"]
 
 # Optional capabilities. A rule whose scenarios need one the adapter does not
@@ -66,32 +68,15 @@ def requirements(scenario: Mapping[str, Any]) -> frozenset[str]:
         needs.add("code-mode")
     if scenario.get("timeoutPolicy"):
         needs.add("timeout-policy")
-    listeners = [
-        entry
-        for key in (
-            "preExecute",
-            "guards",
-            "wrappers",
-            "postExecute",
-            "observers",
-            "codeDispatchLog",
-        )
-        for entry in scenario.get(key, [])
-    ]
     if any(t.get("scope") is not None for t in scenario.get("tools", [])) or any(
-        entry.get("scope") is not None for entry in listeners
+        entry.get("scope") is not None for entry in listeners_of(scenario)
     ):
         needs.add("scopes")
     if any("batch" in action for action in scenario.get("actions", [])):
         needs.add("scheduler")
     if any("presentationMeta" in t.get("output", {}) for t in scenario.get("tools", [])):
         needs.add("presentation")
-    scripts = [entry["steps"] for entry in listeners] + [
-        t.get(k, [])
-        for t in scenario.get("tools", [])
-        for k in ("execute", "finalizeContent", "isConcurrencySafe")
-    ]
-    if any("register" in step or "dispose" in step for script in scripts for step in script):
+    if mutates_registry(scenario):
         needs.add("registry-mutation")
     return frozenset(needs)
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from .scenario import mutates_registry
+
 __all__ = ["CallView", "View"]
 
 STAGES = (
@@ -167,21 +169,7 @@ class View:
         """True when no tool is registered or disposed after set-up."""
         if any("register" in a or "dispose" in a for a in self.scenario.get("actions", [])):
             return False
-        scripts = [
-            t.get(k, [])
-            for t in self.tool_specs
-            for k in ("execute", "finalizeContent", "isConcurrencySafe")
-        ]
-        for key in (
-            "preExecute",
-            "guards",
-            "wrappers",
-            "postExecute",
-            "observers",
-            "codeDispatchLog",
-        ):
-            scripts += [entry["steps"] for entry in self.scenario.get(key, [])]
-        return not any("register" in s or "dispose" in s for script in scripts for s in script)
+        return not mutates_registry(self.scenario)
 
     def visible_tool(self, name: str, agent: str | None) -> Mapping[str, Any] | None:
         """The tool spec a model-direct call from ``agent`` resolves to, for a static set-up.

@@ -16,7 +16,22 @@ from typing import Any
 import jsonschema
 from jsonschema.validators import Draft202012Validator
 
-__all__ = ["FixtureError", "load_json", "schema", "validate"]
+__all__ = [
+    "LISTENER_KEYS",
+    "FixtureError",
+    "calls_of",
+    "listeners_of",
+    "load_json",
+    "mutates_registry",
+    "schema",
+    "scripts_of",
+    "validate",
+]
+
+# The scenario keys that hold ordered listeners, one per pipeline stage.
+LISTENER_KEYS = ("preExecute", "guards", "wrappers", "postExecute", "observers", "codeDispatchLog")
+# The scripted callables of a tool spec.
+TOOL_SCRIPT_KEYS = ("execute", "finalizeContent", "isConcurrencySafe")
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "schema"
 
@@ -82,3 +97,28 @@ def calls_of(scenario: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         elif "batch" in action:
             out.extend(action["batch"])
     return out
+
+
+def listeners_of(scenario: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Every listener of every stage (pre-execute, guards, wrappers, ...), in key order."""
+    return [entry for key in LISTENER_KEYS for entry in scenario.get(key, [])]
+
+
+def scripts_of(scenario: Mapping[str, Any]) -> list[list[Mapping[str, Any]]]:
+    """Every script of a scenario: listeners', tools' and the approval service's."""
+    scripts = [list(entry["steps"]) for entry in listeners_of(scenario)]
+    scripts += [list(t.get(k, [])) for t in scenario.get("tools", []) for k in TOOL_SCRIPT_KEYS]
+    approval = scenario.get("approval")
+    if approval is not None:
+        scripts.append(list(approval["steps"]))
+        scripts += [list(steps) for steps in approval.get("byCall", {}).values()]
+    return scripts
+
+
+def mutates_registry(scenario: Mapping[str, Any]) -> bool:
+    """True when a script registers or disposes a tool while a call is in flight."""
+    return any(
+        "register" in step or "dispose" in step
+        for script in scripts_of(scenario)
+        for step in script
+    )
