@@ -253,7 +253,7 @@ class Tally:
 
     # -------------------------------------------------------------- sources
 
-    def run_fixture(self, path: Path, fixture: Mapping[str, Any]) -> None:
+    def run_fixture(self, fixture: Mapping[str, Any]) -> None:
         targets = [r for r in fixture.get("rules", []) if r in self.outcomes]
         missing = self.missing(fixture)
         if missing:
@@ -407,7 +407,7 @@ def run_suite(
             fixture = document
         validate(fixture, "scenario", str(path))
         progress(f"fixture {path.relative_to(ROOT)}")
-        tally.run_fixture(path, fixture)
+        tally.run_fixture(fixture)
     for rid in rule_ids:
         focus = FOCUS.get(rid)
         if focus is not None:

@@ -145,7 +145,7 @@ class DispatchExecution:
     def __setattr__(self, name: str, value: Any) -> None:
         if name != "signal":
             raise AttributeError(f"EXEC-1: only `signal` is replaceable, not {name!r}")
-        type(self).signal.__set__(self, value)  # type: ignore[attr-defined]
+        object.__setattr__(self, name, value)  # runs the `signal` property's setter
 
     def __delattr__(self, name: str) -> NoReturn:
         raise AttributeError(f"EXEC-1: {name!r} cannot be deleted")

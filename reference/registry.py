@@ -26,7 +26,9 @@ the registry re-checks it between stages (CANCEL-2..4).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import dataclasses
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -234,7 +236,7 @@ class ToolRunContext:
 
     def conclude_turn(self) -> None:
         """CTX-2: mark a *successful* result as concluding the turn."""
-        object.__setattr__(self._run, "concluded", True)
+        self._run.concluded = True
 
     def forward(self, nested: ToolResult) -> None:
         """CTX-2: a composite tool forwards a nested result's contexts and turn mark."""
@@ -714,16 +716,10 @@ def _once(step: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[Any]]:
 
     async def next_() -> Any:
         if not memo:
-            memo.append(_task(step()))
+            memo.append(asyncio.ensure_future(step()))
         return await memo[0]
 
     return next_
-
-
-def _task(awaitable: Awaitable[Any]) -> Any:
-    import asyncio
-
-    return asyncio.ensure_future(awaitable)
 
 
 def _check_pre_decision(decision: Any) -> Mapping[str, Any]:
@@ -771,8 +767,6 @@ def _content(blocks: Any, path: str) -> tuple[FrozenDict, ...]:
 
 
 def _replace(result: ToolResult, **changes: Any) -> ToolResult:
-    import dataclasses
-
     return dataclasses.replace(result, **changes)
 
 
