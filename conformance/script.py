@@ -24,7 +24,8 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 __all__ = ["Binding", "ScriptError", "Session", "decode"]
 
@@ -412,65 +413,32 @@ class Session:
         """Run an async script; record enter and exit/throw; return its converted value."""
         if enter:
             self._enter(stage, ident, execution)
-        who = self._who(stage, ident, execution)
-        remembered: list[Any] = []
-        restore: list[Callable[[], None]] = []
+        frame = _Frame(
+            stage, self._who(stage, ident, execution), execution, result, ctx, dispatch, next_
+        )
         try:
             for step in steps:
-                ((kind, arg),) = step.items()
+                kind, arg = _checked(step, stage, sync=False)
                 if kind == "return":
                     raise _Return(convert(arg))
-                if kind == "delegate" or kind == "callNext" or kind == "returnNext":
-                    if kind != "returnNext":
-                        if next_ is None:
-                            raise ScriptError(f"{stage} has no next()")
-                        remembered.append(await next_())
-                    if kind != "callNext":
-                        if not remembered:
-                            raise ScriptError("returnNext before callNext")
-                        raise _Return(remembered[-1])
-                elif kind == "waitForAbort":
-                    signal = self._signal(execution, ctx, dispatch)
-                    met = await self._within(self.binding.wait_aborted(signal))
-                    self.events.append({**who, "what": "waitForAbort", "met": met})
-                elif kind == "replaceSignal":
-                    if dispatch is None:
-                        raise ScriptError("replaceSignal is for tools/execute wrappers only")
-                    previous = dispatch.signal
-                    dispatch.signal = self.binding.controller_signal(self.binding.new_controller())
-                    restore.append(_restorer(dispatch, previous))
-                elif kind == "deferContext":
-                    self.binding.defer_context(ctx, decode(arg))
-                elif kind == "concludeTurn":
-                    self.binding.conclude_turn(ctx)
-                elif kind == "barrier":
-                    met = await self._barrier(arg["name"], arg["parties"])
-                    self.events.append({**who, "barrier": arg["name"], "met": met})
+                if kind in ASYNC_STEPS:
+                    await ASYNC_STEPS[kind](self, frame, arg)
                 else:
-                    self._sync_step(kind, arg, stage, who, execution, result, ctx)
-                    if kind == "yield":
-                        for _ in range(int(arg)):
-                            await asyncio.sleep(0)
+                    SYNC_STEPS[kind](self, frame, arg)
             value = convert(None)
         except _Return as r:
             value = r.value
         except ScriptError:
             raise
         except Exception:
-            self.events.append({**who, "at": "throw"})
+            self.events.append({**frame.who, "at": "throw"})
             raise
         finally:
-            for undo in reversed(restore):
+            for undo in reversed(frame.restore):
                 undo()
-        self.events.append(
-            {
-                **who,
-                "at": "exit",
-                "returned": next_json(value)
-                if remembered and value is remembered[-1]
-                else jsonable(value),
-            }
-        )
+        delegated = bool(frame.remembered) and value is frame.remembered[-1]
+        returned = next_json(value) if delegated else jsonable(value)
+        self.events.append({**frame.who, "at": "exit", "returned": returned})
         return value
 
     def run_sync(
@@ -484,71 +452,22 @@ class Session:
         result: Any = None,
     ) -> Any:
         """Run a synchronous script (guards, classifiers, finalizers)."""
-        who = self._who(stage, ident, execution)
+        frame = _Frame(stage, self._who(stage, ident, execution), execution, result)
         try:
             for step in steps:
-                ((kind, arg),) = step.items()
+                kind, arg = _checked(step, stage, sync=True)
                 if kind == "return":
                     value = convert(arg)
-                    self.events.append({**who, "at": "exit", "returned": jsonable(arg)})
+                    self.events.append({**frame.who, "at": "exit", "returned": jsonable(arg)})
                     return value
-                if kind in (
-                    "delegate",
-                    "callNext",
-                    "returnNext",
-                    "waitForAbort",
-                    "barrier",
-                    "yield",
-                    "replaceSignal",
-                ):
-                    raise ScriptError(f"{kind} cannot run in the synchronous {stage} stage")
-                self._sync_step(kind, arg, stage, who, execution, result, None)
+                SYNC_STEPS[kind](self, frame, arg)
         except ScriptError:
             raise
         except Exception:
-            self.events.append({**who, "at": "throw"})
+            self.events.append({**frame.who, "at": "throw"})
             raise
-        self.events.append({**who, "at": "exit", "returned": None})
+        self.events.append({**frame.who, "at": "exit", "returned": None})
         return None
-
-    def _sync_step(
-        self,
-        kind: str,
-        arg: Any,
-        stage: str,
-        who: dict[str, Any],
-        execution: Any,
-        result: Any,
-        ctx: Any,
-    ) -> None:
-        b = self.binding
-        if kind == "throw":
-            raise RuntimeError(arg)
-        if kind == "abort":
-            self.abort_call(b.call_id(execution) if execution is not None else None)
-        elif kind == "yield":
-            return
-        elif kind == "register":
-            self.register_hook(arg)
-        elif kind == "dispose":
-            self.dispose_hook(arg)
-        elif kind == "observe":
-            self.events.append(
-                {**who, "what": arg, "observed": self._observe(arg, execution, result, ctx)}
-            )
-        elif kind == "mutate":
-            raised = self._mutate(
-                arg["target"], arg["path"], decode(arg["value"]), execution, result, ctx
-            )
-            self.events.append(
-                {
-                    **who,
-                    "mutate": arg["target"] + "".join(f"[{p!r}]" for p in arg["path"]),
-                    "raised": raised,
-                }
-            )
-        else:
-            raise ScriptError(f"step {kind!r} cannot run in stage {stage}")
 
     def _signal(self, execution: Any, ctx: Any, dispatch: Any) -> Any:
         holder = ctx if ctx is not None else dispatch if dispatch is not None else execution
@@ -632,6 +551,161 @@ class Session:
         if barrier.arrived >= barrier.parties:
             barrier.event.set()
         return await self._within(barrier.event.wait())
+
+
+# --------------------------------------------------------------- the step table
+#
+# One entry per step kind of scenario.schema.json (``return`` is handled by the
+# interpreter itself). STEP_STAGES limits where a step may appear; a step out of
+# place is a ScriptError -- a malformed scenario, never blamed on the implementation.
+
+
+@dataclass
+class _Frame:
+    """What one running script can reach."""
+
+    stage: str
+    who: dict[str, Any]
+    execution: Any
+    result: Any = None
+    ctx: Any = None
+    dispatch: Any = None
+    next_: Callable[[], Awaitable[Any]] | None = None
+    remembered: list[Any] = field(default_factory=list)
+    restore: list[Callable[[], None]] = field(default_factory=list)
+
+
+NEXT_STAGES: Final = frozenset({"pre-execute", "wrapper", "post-execute", "code-dispatch-log"})
+STEP_STAGES: Final[Mapping[str, frozenset[str]]] = {
+    "delegate": NEXT_STAGES,
+    "callNext": NEXT_STAGES,
+    "returnNext": NEXT_STAGES,
+    "deferContext": frozenset({"body"}),
+    "concludeTurn": frozenset({"body"}),
+    "replaceSignal": frozenset({"wrapper"}),
+}
+
+
+def _checked(step: Mapping[str, Any], stage: str, *, sync: bool) -> tuple[str, Any]:
+    if len(step) != 1:
+        raise ScriptError(f"a step has exactly one key, got {sorted(step)}")
+    ((kind, arg),) = step.items()
+    if kind != "return" and kind not in SYNC_STEPS and kind not in ASYNC_STEPS:
+        raise ScriptError(f"unknown step {kind!r}")
+    if kind in STEP_STAGES and stage not in STEP_STAGES[kind]:
+        raise ScriptError(f"step {kind!r} cannot run in stage {stage}")
+    if sync and kind in ASYNC_STEPS:
+        raise ScriptError(f"{kind} cannot run in the synchronous {stage} stage")
+    return kind, arg
+
+
+async def _next(session: Session, frame: _Frame, remember: bool, give_back: bool) -> None:
+    if remember:
+        if frame.next_ is None:
+            raise ScriptError(f"{frame.stage} has no next()")
+        frame.remembered.append(await frame.next_())
+    if give_back:
+        if not frame.remembered:
+            raise ScriptError("returnNext before callNext")
+        raise _Return(frame.remembered[-1])
+
+
+async def _delegate(session: Session, frame: _Frame, arg: Any) -> None:
+    await _next(session, frame, remember=True, give_back=True)
+
+
+async def _call_next(session: Session, frame: _Frame, arg: Any) -> None:
+    await _next(session, frame, remember=True, give_back=False)
+
+
+async def _return_next(session: Session, frame: _Frame, arg: Any) -> None:
+    await _next(session, frame, remember=False, give_back=True)
+
+
+async def _wait_for_abort(session: Session, frame: _Frame, arg: Any) -> None:
+    signal = session._signal(frame.execution, frame.ctx, frame.dispatch)
+    met = await session._within(session.binding.wait_aborted(signal))
+    session.events.append({**frame.who, "what": "waitForAbort", "met": met})
+
+
+async def _yield(session: Session, frame: _Frame, arg: Any) -> None:
+    for _ in range(int(arg)):
+        await asyncio.sleep(0)
+
+
+async def _barrier(session: Session, frame: _Frame, arg: Any) -> None:
+    met = await session._barrier(arg["name"], arg["parties"])
+    session.events.append({**frame.who, "barrier": arg["name"], "met": met})
+
+
+async def _replace_signal(session: Session, frame: _Frame, arg: Any) -> None:
+    b = session.binding
+    previous = frame.dispatch.signal
+    frame.dispatch.signal = b.controller_signal(b.new_controller())
+    frame.restore.append(_restorer(frame.dispatch, previous))
+
+
+async def _defer_context(session: Session, frame: _Frame, arg: Any) -> None:
+    session.binding.defer_context(frame.ctx, decode(arg))
+
+
+async def _conclude_turn(session: Session, frame: _Frame, arg: Any) -> None:
+    session.binding.conclude_turn(frame.ctx)
+
+
+def _throw(session: Session, frame: _Frame, arg: Any) -> None:
+    raise RuntimeError(arg)
+
+
+def _abort(session: Session, frame: _Frame, arg: Any) -> None:
+    execution = frame.execution
+    session.abort_call(session.binding.call_id(execution) if execution is not None else None)
+
+
+def _register(session: Session, frame: _Frame, arg: Any) -> None:
+    session.register_hook(arg)
+
+
+def _dispose(session: Session, frame: _Frame, arg: Any) -> None:
+    session.dispose_hook(arg)
+
+
+def _observe(session: Session, frame: _Frame, arg: Any) -> None:
+    observed = session._observe(arg, frame.execution, frame.result, frame.ctx)
+    session.events.append({**frame.who, "what": arg, "observed": observed})
+
+
+def _mutate(session: Session, frame: _Frame, arg: Any) -> None:
+    value = decode(arg["value"])
+    raised = session._mutate(
+        arg["target"], arg["path"], value, frame.execution, frame.result, frame.ctx
+    )
+    where = arg["target"] + "".join(f"[{p!r}]" for p in arg["path"])
+    session.events.append({**frame.who, "mutate": where, "raised": raised})
+
+
+AsyncStep = Callable[[Session, _Frame, Any], Awaitable[None]]
+SyncStep = Callable[[Session, _Frame, Any], None]
+
+ASYNC_STEPS: Final[Mapping[str, AsyncStep]] = {
+    "delegate": _delegate,
+    "callNext": _call_next,
+    "returnNext": _return_next,
+    "waitForAbort": _wait_for_abort,
+    "yield": _yield,
+    "barrier": _barrier,
+    "replaceSignal": _replace_signal,
+    "deferContext": _defer_context,
+    "concludeTurn": _conclude_turn,
+}
+SYNC_STEPS: Final[Mapping[str, SyncStep]] = {
+    "throw": _throw,
+    "abort": _abort,
+    "register": _register,
+    "dispose": _dispose,
+    "observe": _observe,
+    "mutate": _mutate,
+}
 
 
 def _restorer(dispatch: Any, previous: Any) -> Callable[[], None]:
