@@ -9,14 +9,14 @@ from running an implementation.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from .scenario import mutates_registry
 
-__all__ = ["CallView", "View"]
+__all__ = ["CallView", "View", "resolve"]
 
 STAGES = (
     "pre-execute",
@@ -28,6 +28,23 @@ STAGES = (
     "finalize",
     "result",
 )
+
+
+def resolve(
+    specs: Iterable[Mapping[str, Any]], name: str, agent: str | None
+) -> Mapping[str, Any] | None:
+    """The spec among active registrations ``specs`` a call of ``name`` from ``agent`` reaches.
+
+    Agent-scoped registrations shadow global ones (DEF-5); the first global wins.
+    """
+    found: Mapping[str, Any] | None = None
+    for spec in specs:
+        if spec["name"] != name:
+            continue
+        scope = spec.get("scope")
+        if (scope is None and found is None) or (scope is not None and scope == agent):
+            found = spec
+    return found
 
 
 @dataclass
@@ -184,16 +201,16 @@ class View:
 
     def catalog_tool(self, name: str, agent: str | None) -> Mapping[str, Any] | None:
         """The tool spec ``agent`` can reach (directly or from a program), static set-up."""
-        found: Mapping[str, Any] | None = None
-        for spec in self.tool_specs:
-            if spec["name"] != name or not spec.get("registered", True):
-                continue
-            if not self.registered_ok(spec.get("key", spec["name"])):
-                continue
-            scope = spec.get("scope")
-            if (scope is None and found is None) or (scope is not None and scope == agent):
-                found = spec
-        return found
+        return resolve(
+            (
+                spec
+                for spec in self.tool_specs
+                if spec.get("registered", True)
+                and self.registered_ok(spec.get("key", spec["name"]))
+            ),
+            name,
+            agent,
+        )
 
     def listeners(self, key: str, agent: str | None) -> list[Mapping[str, Any]]:
         """Listeners of a stage that apply to ``agent``'s calls (PRE-8, GUARD-3)."""

@@ -11,30 +11,25 @@ from .. import strategies as s
 from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
-from .fin import (
+from ._facts import (
+    ABORTED_BEFORE_DISPATCH,
     SAFE_STEPS,
     SYNC_SAFE_STEPS,
     args_valid,
     arguments_of,
+    effective_decision,
     event_index,
     has_special,
     is_content,
+    may_abort,
     observers_for,
     resolved_spec,
+    script_of,
     step_kinds,
+    valid_against,
 )
 
 ABORTED = "ABORTED"
-BEFORE = "ABORTED_BEFORE_DISPATCH"
-# Stages whose scripts see the execution's signal (approval requests and log records need not carry
-# one).
-SIGNAL_STAGES = {
-    "pre-execute": "preExecute",
-    "guard": "guards",
-    "wrapper": "wrappers",
-    "post-execute": "postExecute",
-    "result": "observers",
-}
 
 
 def _abort_flags(steps: Sequence[Mapping[str, Any]]) -> list[bool | None]:
@@ -55,46 +50,12 @@ def _abort_flags(steps: Sequence[Mapping[str, Any]]) -> list[bool | None]:
     return flags
 
 
-def _scripts_for(
-    view: View, call: CallView, stage: str, ident: str
-) -> Sequence[Mapping[str, Any]] | None:
-    if stage == "body":
-        spec = resolved_spec(view, call)
-        return spec["execute"] if spec is not None and spec["name"] == ident else None
-    if stage == "finalize":
-        spec = resolved_spec(view, call)
-        return spec.get("finalizeContent") if spec is not None else None
-    key = SIGNAL_STAGES.get(stage)
-    if key is None:
-        return None
-    found = [e["steps"] for e in view.scenario.get(key, []) if e.get("id") == ident]
-    return found[0] if len(found) == 1 else None
-
-
-def _nothing_aborts(view: View) -> bool:
-    scripts: list[Sequence[Mapping[str, Any]]] = [
-        t.get(k, [])
-        for t in view.tool_specs
-        for k in ("execute", "finalizeContent", "isConcurrencySafe")
-    ]
-    for key in ("preExecute", "guards", "wrappers", "postExecute", "observers", "codeDispatchLog"):
-        scripts += [e["steps"] for e in view.scenario.get(key, [])]
-    scripts += [view.scenario["approval"]["steps"]] if "approval" in view.scenario else []
-    scripts += list(view.scenario.get("approval", {}).get("byCall", {}).values())
-    calls = [c.spec for c in view.calls]
-    return (
-        not view.scenario.get("timeoutPolicy")
-        and not any("abort" in step for script in scripts for step in script)
-        and not any(c.get("abortBefore") for c in calls)
-    )
-
-
 @rule("CANCEL-1", "Required caller-owned signal")
 def CANCEL_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
     """Stages and the body see the caller's signal: it shows the caller's abort, and nothing else
     aborts it."""
     view = View(scenario, trace)
-    quiet = _nothing_aborts(view)
+    quiet = not may_abort(scenario, deadline=True)
     for call in view.calls:
         if not call.returned or call.spec.get("abortBefore"):
             continue
@@ -113,7 +74,8 @@ def CANCEL_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                         f"{stage} {ident!r} saw an aborted signal though nobody aborted"
                     )
                 continue
-            steps = _scripts_for(view, call, stage, ident)
+            # None for approval requests and log records: they need not carry a signal.
+            steps = script_of(view, call, stage, ident, static_only=False)
             flags = _abort_flags(steps) if steps is not None else []
             if nth < len(flags) and flags[nth]:
                 checked = True
@@ -136,16 +98,6 @@ def _reached_abort(steps: Sequence[Mapping[str, Any]], safe: frozenset[str]) -> 
         if kind not in safe:
             return None
     return None
-
-
-def effective_decision(call: CallView) -> Any:
-    """What the pre-execute waterfall as a whole returned: the first-entered listener's exit
-    value."""
-    entered = call.entered("pre-execute")
-    if not entered:
-        return {"kind": "allow"}
-    exits = [e for e in call.exits("pre-execute") if e.get("id") == entered[0].get("id")]
-    return exits[-1].get("returned") if exits else None
 
 
 def _denial_happened(view: View, call: CallView) -> bool:
@@ -219,9 +171,9 @@ def CANCEL_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             allowed = (
                 {"INVALID_ARGS"}
                 if has_special(args)
-                else {BEFORE}
+                else {ABORTED_BEFORE_DISPATCH}
                 if valid
-                else {BEFORE, "INVALID_ARGS"}
+                else {ABORTED_BEFORE_DISPATCH, "INVALID_ARGS"}
             )
             stages = sorted(
                 {str(e.get("stage")) for e in call.events}
@@ -246,7 +198,7 @@ def CANCEL_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         where = _aborted_before_body(view, call)
         if where is None:
             continue
-        ok_codes = call.code == BEFORE or (
+        ok_codes = call.code == ABORTED_BEFORE_DISPATCH or (
             call.is_error and _denial_happened(view, call) and call.code != ABORTED
         )
         yield expect(
@@ -275,8 +227,6 @@ def _simple_pipeline(view: View, call: CallView) -> bool:
 
 
 def _would_succeed(spec: Mapping[str, Any], value: Any) -> bool:
-    from jsonschema.validators import Draft202012Validator
-
     output = spec.get("output", {})
     if has_special(value) or any(
         has_special(output.get(k)) for k in ("render", "presentationMeta")
@@ -285,10 +235,7 @@ def _would_succeed(spec: Mapping[str, Any], value: Any) -> bool:
     render = output.get("render")
     if isinstance(render, Mapping) and not is_content(render.get("const")):
         return False
-    try:
-        return bool(Draft202012Validator(output.get("schema", {})).is_valid(value))
-    except Exception:
-        return False
+    return valid_against(output.get("schema", {}), value)
 
 
 @rule("CANCEL-3", "Cancellation after dispatch")
@@ -318,7 +265,7 @@ def CANCEL_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             continue
         if "throw" in end:
             yield expect(
-                call.is_error and call.code not in (ABORTED, BEFORE),
+                call.is_error and call.code not in (ABORTED, ABORTED_BEFORE_DISPATCH),
                 call.id,
                 "the body threw after the abort: the body error is more specific and must stay "
                 f"(got code {call.code})",

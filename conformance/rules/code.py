@@ -18,7 +18,7 @@ from .. import strategies as s
 from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
-from .fin import args_valid, content_blocks, is_content, resolution_known
+from ._facts import args_valid, content_blocks, is_content, resolution_known
 
 RUN_CODE = "run_code"
 POLICY_STAGES = ("pre-execute", "approval", "guard", "post-execute")

@@ -11,7 +11,7 @@ from .. import strategies as s
 from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule, untested
-from .fin import args_valid, arguments_of, event_index, first_terminal
+from ._facts import args_valid, arguments_of, event_index, first_terminal
 
 
 def _static_before(view: View, index: int) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from hypothesis import strategies as st
@@ -11,20 +11,11 @@ from .. import strategies as s
 from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
-from .fin import content_blocks, has_special, resolved_spec, step_kinds
+from ._facts import content_blocks, executed, has_special, resolved_spec, step_kinds
 
 
 def _body_settled(call: CallView) -> bool:
     return any(e.get("stage") == "body" and e.get("at") in ("exit", "throw") for e in call.events)
-
-
-def _until_terminal(steps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    out: list[Mapping[str, Any]] = []
-    for step in steps:
-        if "return" in step or "throw" in step:
-            break
-        out.append(step)
-    return out
 
 
 def _post_blocked_or_failed(call: CallView) -> bool:
@@ -56,7 +47,7 @@ def CTX_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             continue
         deferred = [
             step["deferContext"]
-            for step in _until_terminal(spec["execute"])
+            for step in executed(spec["execute"], special_defer_raises=False)
             if "deferContext" in step
         ]
         if not deferred or has_special(deferred) or _post_blocked_or_failed(call):
@@ -81,7 +72,7 @@ def CTX_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         spec = resolved_spec(view, call)
         if spec is None:
             continue
-        before = _until_terminal(spec["execute"])
+        before = executed(spec["execute"], special_defer_raises=False)
         if "concludeTurn" not in step_kinds(before):
             continue
         result = call.result

@@ -14,7 +14,7 @@ from .. import strategies as s
 from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
-from .pre import UNKNOWN_TOOL, may_abort, valid_arguments
+from ._facts import UNKNOWN_TOOL, args_valid, may_abort, mutates_registry, resolve
 
 RUN_CODE = "run_code"
 MODEL_VISIBLE = frozenset({"name", "description", "parameters"})
@@ -278,17 +278,8 @@ class Walk:
     )
 
 
-def _in_scripts(scenario: Scenario) -> bool:
-    """Do scripts register or dispose tools mid-call (then the walk cannot be replayed)?"""
-    from .pre import _scripts
-
-    return any(
-        "register" in step or "dispose" in step for script in _scripts(scenario) for step in script
-    )
-
-
 def walk(view: View) -> Walk | None:
-    if _in_scripts(view.scenario):
+    if mutates_registry(view.scenario):  # scripts change the registry mid-call: no replay
         return None
     specs = {t.get("key", t["name"]): t for t in view.tool_specs}
     out = Walk()
@@ -319,20 +310,6 @@ def walk(view: View) -> Walk | None:
         elif "dispose" in action and action["dispose"] in active:
             disposed.add(str(active.pop(action["dispose"])["name"]))
     return out
-
-
-def resolve(
-    active: Mapping[str, Mapping[str, Any]], name: str, agent: str | None
-) -> Mapping[str, Any] | None:
-    """The registration a model-direct call from ``agent`` resolves to (native/both)."""
-    found = None
-    for spec in active.values():
-        if spec["name"] != name:
-            continue
-        scope = spec.get("scope")
-        if (scope is None and found is None) or (scope is not None and scope == agent):
-            found = spec
-    return found
 
 
 def _no_policy(scenario: Scenario) -> bool:
@@ -454,8 +431,8 @@ def DEF_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         call = _call_of(action, answer)
         if call is None or not call.returned:
             continue
-        spec = resolve(active, str(call.spec["name"]), call.spec.get("agent"))
-        if spec is None or not valid_arguments(spec, call.spec.get("arguments", {})):
+        spec = resolve(active.values(), str(call.spec["name"]), call.spec.get("agent"))
+        if spec is None or args_valid(spec, call.spec.get("arguments", {})) is not True:
             continue
         form = timeout_form(spec)
         if form == "absent" and policy:
@@ -551,7 +528,7 @@ def DEF_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         elif (
             layer is not None
             and clearly_valid(spec)
-            and resolve(active, spec["name"], None) is not None
+            and resolve(active.values(), spec["name"], None) is not None
         ):
             yield expect(
                 registration.ok is True,
@@ -569,12 +546,12 @@ def DEF_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             continue
         call = _call_of(action, answer)
         if call is not None and call.returned and call.spec["name"] in shadowed and plain:
-            target = resolve(active, str(call.spec["name"]), call.spec.get("agent"))
+            target = resolve(active.values(), str(call.spec["name"]), call.spec.get("agent"))
             simple, value = _simple_value(target) if target is not None else (False, None)
             if (
                 target is not None
                 and simple
-                and valid_arguments(target, call.spec.get("arguments", {}))
+                and args_valid(target, call.spec.get("arguments", {})) is True
             ):
                 got = (call.result or {}).get("value")
                 yield expect(
@@ -590,7 +567,7 @@ def DEF_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             for entry in answer["schemas"]:
                 if not isinstance(entry, Mapping) or entry.get("name") not in shadowed:
                     continue
-                shown = resolve(active, str(entry["name"]), scope)
+                shown = resolve(active.values(), str(entry["name"]), scope)
                 if (
                     shown is not None
                     and "description" in shown
@@ -652,7 +629,7 @@ def DEF_6(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         call = _call_of(action, answer)
         if call is not None and call.returned and call.spec["name"] in disposed:
             call.events = [e for e in trace.get("events", []) if e.get("call") == call.id]
-            spec = resolve(active, str(call.spec["name"]), call.spec.get("agent"))
+            spec = resolve(active.values(), str(call.spec["name"]), call.spec.get("agent"))
             if spec is None:
                 yield expect(
                     call.code == UNKNOWN_TOOL and not call.body_entered,
@@ -662,7 +639,7 @@ def DEF_6(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 )
             else:
                 simple, value = _simple_value(spec)
-                if plain and simple and valid_arguments(spec, call.spec.get("arguments", {})):
+                if plain and simple and args_valid(spec, call.spec.get("arguments", {})) is True:
                     ok = not call.is_error and (call.result or {}).get("value") == value
                 else:
                     ok = call.code != UNKNOWN_TOOL
@@ -675,7 +652,7 @@ def DEF_6(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         if "schemas" in action and isinstance(answer.get("schemas"), list):
             scope = action["schemas"].get("scope")
             listed = {str(e.get("name")) for e in answer["schemas"] if isinstance(e, Mapping)}
-            want = {n for n in disposed if resolve(active, n, scope) is not None}
+            want = {n for n in disposed if resolve(active.values(), n, scope) is not None}
             got = listed & disposed
             yield expect(
                 got == want,

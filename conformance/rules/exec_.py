@@ -11,21 +11,21 @@ from .. import strategies as s
 from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
-from .out import content_replaced
-from .pipe import (
+from ._facts import (
     MISSING,
     all_passive,
+    arguments_of,
+    content_may_be_replaced,
     effective_exit,
     executed,
     has_special,
     index_of,
     may_abort,
-    original_arguments,
     project,
+    resolved_spec,
     same_json,
     script_of,
     terminal,
-    tool_for,
     valid_against,
 )
 
@@ -222,10 +222,10 @@ def EXEC_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
     """A wrapper's own success is validated against output.schema and rendered."""
     view = View(scenario, trace)
     for call in view.calls:
-        if not call.returned or may_abort(view, call):
+        if not call.returned or may_abort(view.scenario, call, deadline=True):
             continue
         authored = _authored(view, call)
-        spec = tool_for(view, call)
+        spec = resolved_spec(view, call, static_only=True)
         if authored is MISSING or spec is None:
             continue
         if effective_exit(call, "wrapper") is MISSING:
@@ -245,14 +245,14 @@ def EXEC_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 f"isError={call.is_error}, code={call.code}",
             )
             continue
-        args = original_arguments(call)
+        args = arguments_of(call)
         problems: list[str] = []
         if call.is_error:
             problems.append(f"it is an error ({call.code})")
         else:
             if not same_json(result.get("value"), value):
                 problems.append(f"value {result.get('value')!r} is not the authored {value!r}")
-            if "render" in output and not content_replaced(view, call, spec):
+            if "render" in output and not content_may_be_replaced(view, call, spec):
                 ok = project(output["render"], args, value, content=True, got=result.get("content"))
                 if ok is False:
                     problems.append(
@@ -286,7 +286,7 @@ def EXEC_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             continue
         if not any(e.get("stage") == "wrapper" and e.get("at") == "throw" for e in call.events):
             continue
-        spec = tool_for(view, call)
+        spec = resolved_spec(view, call, static_only=True)
         agent = call.spec.get("agent")
         problems: list[str] = []
         if not call.is_error:
@@ -325,7 +325,7 @@ def EXEC_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
     for call in view.calls:
         if not call.returned or not call.body_entered:
             continue
-        spec = tool_for(view, call)
+        spec = resolved_spec(view, call, static_only=True)
         if spec is None or not _deadline(spec):
             continue
         agent = call.spec.get("agent")

@@ -11,7 +11,7 @@ from .. import strategies as s
 from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
-from .pre import ABORTED_BEFORE_DISPATCH, dispatchable, may_abort, message, post_touched
+from ._facts import ABORTED_BEFORE_DISPATCH, dispatchable, may_abort, message, post_touched
 
 
 def _objections(call: CallView) -> dict[str, Any]:

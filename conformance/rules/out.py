@@ -11,23 +11,24 @@ from .. import strategies as s
 from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule, untested
-from .pipe import (
+from ._facts import (
     MISSING,
     all_passive,
+    arguments_of,
+    content_may_be_replaced,
     has_special,
-    original_arguments,
     project,
+    resolved_spec,
     same_json,
     scripted_decision,
     terminal,
-    tool_for,
     valid_against,
 )
 
 
 def body_value(view: View, call: CallView) -> Any:
     """The value the body's script returns (scenario JSON), or MISSING if it does not return."""
-    spec = tool_for(view, call)
+    spec = resolved_spec(view, call, static_only=True)
     if spec is None or not call.body_entered:
         return MISSING
     last = terminal(spec.get("execute", []))
@@ -71,7 +72,7 @@ def OUT_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
     for call in view.calls:
         if not call.returned:
             continue
-        spec = tool_for(view, call)
+        spec = resolved_spec(view, call, static_only=True)
         if spec is None or "schema" not in spec.get("output", {}):
             continue
         schema = spec["output"]["schema"]
@@ -109,13 +110,13 @@ def OUT_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
     for call in view.calls:
         if not call.returned or call.is_error:
             continue
-        spec = tool_for(view, call)
+        spec = resolved_spec(view, call, static_only=True)
         if spec is None or "render" not in spec.get("output", {}):
             continue
-        if content_replaced(view, call, spec):
+        if content_may_be_replaced(view, call, spec):
             continue
         result = call.result or {}
-        args = original_arguments(call)
+        args = arguments_of(call)
         kind = spec["output"]["render"]
         matches = project(kind, args, result.get("value"), content=True, got=result.get("content"))
         if matches is not None:
@@ -148,12 +149,12 @@ def OUT_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
     for call in view.calls:
         if not call.returned or call.is_error:
             continue
-        spec = tool_for(view, call)
+        spec = resolved_spec(view, call, static_only=True)
         if spec is None or "presentationMeta" not in spec.get("output", {}):
             continue
         result = call.result or {}
         kind = spec["output"]["presentationMeta"]
-        args = original_arguments(call)
+        args = arguments_of(call)
         got = result.get("meta")
         matches = project(kind, args, result.get("value"), content=False, got=got)
         if matches is None:
@@ -209,7 +210,7 @@ def OUT_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         ):
             yield expect(False, call.id, "a success carries a non-lossless value or meta")
             continue
-        spec = tool_for(view, call)
+        spec = resolved_spec(view, call, static_only=True)
         if spec is None:
             continue
         value = body_value(view, call)

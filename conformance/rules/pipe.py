@@ -1,254 +1,25 @@
-"""PIPE -- the five-stage pipeline (and the flow helpers OUT, EXEC and POST share).
-
-The helpers here read a scenario's scripts to learn what a scripted callable
-did (which steps ran before it returned or threw, whether it aborted the
-caller, what it decided) and compare JSON the way the spec means it (a
-boolean is never a number). They derive everything from the scenario and the
-events the kit recorded, never from an implementation.
-"""
+"""PIPE -- the five-stage pipeline: stage order, frozen arguments, parameters enforced."""
 
 from __future__ import annotations
 
 import itertools
-import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-import jsonschema
 from hypothesis import strategies as st
-from jsonschema.validators import Draft202012Validator
 
 from .. import strategies as s
 from ..model import STAGES, CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
-
-__all__ = [
-    "MISSING",
-    "effective_exit",
-    "executed",
-    "has_special",
-    "may_abort",
-    "original_arguments",
-    "passive",
-    "project",
-    "same_json",
-    "script_of",
-    "scripted_decision",
-    "tool_for",
-    "valid_against",
-]
-
-MISSING: Any = object()
-
-# ----------------------------------------------------------------- JSON helpers
-
-
-def has_special(value: Any) -> bool:
-    """True when ``value`` holds a ``{"$special": ...}`` marker (a non-lossless value) anywhere."""
-    if isinstance(value, Mapping):
-        return "$special" in value or any(has_special(v) for v in value.values())
-    if isinstance(value, list):
-        return any(has_special(v) for v in value)
-    return False
-
-
-def same_json(a: Any, b: Any) -> bool:
-    """JSON equality: numbers compare by value, but a boolean is never a number."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return set(a) == set(b) and all(same_json(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and bool(a == b)
-
-
-def valid_against(schema: Any, value: Any) -> bool:
-    """Does lossless ``value`` validate against the JSON Schema ``schema`` (draft 2020-12)?"""
-    try:
-        return Draft202012Validator(schema).is_valid(value)
-    except jsonschema.SchemaError:
-        return False
-
-
-def _parsed(text: Any) -> Any:
-    if not isinstance(text, str):
-        return MISSING
-    try:
-        return json.loads(text)
-    except ValueError:
-        return MISSING
-
-
-def project(kind: Any, args: Any, value: Any, *, content: bool, got: Any) -> bool | None:
-    """Does ``got`` equal the projection ``kind`` of (args, value)? None: not computable.
-
-    The vocabulary is scenario.schema.json's ``projection``. JSON text
-    (``json``, ``args``, ``value``, ``call``, ``text`` of a non-string) is
-    compared parsed, so the check does not depend on a language's number
-    formatting; ``const`` and ``text`` of a string are compared exactly.
-    """
-    if isinstance(kind, Mapping):
-        const = kind.get("const")
-        if has_special(const):
-            return None
-        return same_json(got, const)
-    if kind == "text" and isinstance(value, str):
-        payload: Any = value
-        exact = True
-    elif kind == "args":
-        payload, exact = {"args": args}, False
-    elif kind == "value":
-        payload, exact = {"value": value}, False
-    elif kind == "call":
-        payload, exact = {"args": args, "value": value}, False
-    elif kind in ("json", "text"):
-        payload, exact = value, False
-    else:
-        return None
-    if content:
-        if not (isinstance(got, list) and len(got) == 1 and isinstance(got[0], Mapping)):
-            return False
-        block = got[0]
-        if set(block) != {"type", "text"} or block.get("type") != "text":
-            return False
-        text = block.get("text")
-        if exact:
-            return bool(text == payload)
-        parsed = _parsed(text)
-        return parsed is not MISSING and same_json(parsed, payload)
-    if exact or kind in ("json", "text"):
-        if exact:
-            return bool(got == payload)
-        parsed = _parsed(got)
-        return parsed is not MISSING and same_json(parsed, payload)
-    return same_json(got, payload)
-
-
-# -------------------------------------------------------------- script helpers
-
-_TERMINAL = ("return", "throw", "delegate", "returnNext")
-_KEYS = {
-    "pre-execute": "preExecute",
-    "guard": "guards",
-    "wrapper": "wrappers",
-    "post-execute": "postExecute",
-    "result": "observers",
-}
-
-
-def original_arguments(call: CallView) -> Any:
-    """The arguments the caller handed over, as scenario JSON."""
-    return call.spec.get("arguments", {})
-
-
-def tool_for(view: View, call: CallView) -> Mapping[str, Any] | None:
-    """The scenario tool a model-direct call resolves to, when that is statically known."""
-    if not view.lifecycle_static:
-        return None
-    return view.visible_tool(call.spec["name"], call.spec.get("agent"))
-
-
-def script_of(view: View, call: CallView, stage: str, ident: Any) -> list[Mapping[str, Any]] | None:
-    """The steps of the callable that recorded ``stage``/``ident`` events for ``call``."""
-    if stage in ("body", "finalize"):
-        spec = tool_for(view, call)
-        if spec is None or spec["name"] != ident:
-            return None
-        key = "execute" if stage == "body" else "finalizeContent"
-        return list(spec.get(key, [])) if key in spec else None
-    listeners_key = _KEYS.get(stage)
-    if listeners_key is None:
-        return None
-    for entry in view.listeners(listeners_key, call.spec.get("agent")):
-        if entry["id"] == ident:
-            return list(entry["steps"])
-    return None
-
-
-def executed(steps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The steps a script runs before its terminating step (return, throw, delegate...)."""
-    out: list[Mapping[str, Any]] = []
-    for step in steps:
-        ((kind, arg),) = step.items()
-        if kind in _TERMINAL:
-            break
-        if kind == "deferContext" and has_special(arg):
-            break  # may raise at the source (OUT-5)
-        out.append(step)
-    return out
-
-
-def terminal(steps: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The step that ends a script, or None when it runs off its end."""
-    done = len(executed(steps))
-    return steps[done] if done < len(steps) else None
-
-
-def passive(steps: Sequence[Mapping[str, Any]]) -> bool:
-    """A delegating listener: only observations and yields, then ``delegate``."""
-    if not steps or steps[-1] != {"delegate": True}:
-        return False
-    return all(set(step) <= {"observe", "yield"} for step in steps[:-1])
-
-
-def all_passive(view: View, key: str, agent: Any) -> bool:
-    return all(passive(entry["steps"]) for entry in view.listeners(key, agent))
-
-
-def _scripts(view: View) -> list[Sequence[Mapping[str, Any]]]:
-    scripts: list[Sequence[Mapping[str, Any]]] = [
-        t.get(k, []) for t in view.tool_specs for k in ("execute", "finalizeContent")
-    ]
-    for key in ("preExecute", "guards", "wrappers", "postExecute", "observers"):
-        scripts += [entry["steps"] for entry in view.scenario.get(key, [])]
-    if "approval" in view.scenario:
-        scripts.append(view.scenario["approval"].get("steps", []))
-        scripts += list(view.scenario["approval"].get("byCall", {}).values())
-    return scripts
-
-
-def may_abort(view: View, call: CallView) -> bool:
-    """Could the call's signal abort (a pre-aborted entry, an abort step, a deadline)?"""
-    if call.spec.get("abortBefore") or view.scenario.get("timeoutPolicy"):
-        return True
-    return any("abort" in step for script in _scripts(view) for step in script)
-
-
-def effective_exit(call: CallView, stage: str) -> Any:
-    """What a waterfall stage returned as a whole: the first-entered listener's exit value."""
-    entered = call.entered(stage)
-    if not entered:
-        return MISSING
-    first = entered[0].get("id")
-    exits = [e for e in call.exits(stage) if e.get("id") == first]
-    return exits[-1].get("returned") if exits else MISSING
-
-
-def scripted_decision(view: View, call: CallView, stage: str) -> Any:
-    """A waterfall's decision as the scenario scripted it (``$special`` markers intact).
-
-    Walks the entered listeners in order past those that delegate; MISSING when
-    the deciding listener threw or its decision cannot be read from its script.
-    """
-    for event in call.entered(stage):
-        steps = script_of(view, call, stage, event.get("id"))
-        last = terminal(steps) if steps is not None else None
-        if last is None:
-            return MISSING
-        if "return" in last:
-            return last["return"]
-        if "delegate" not in last and "returnNext" not in last:
-            return MISSING
-    return MISSING
-
-
-def index_of(call: CallView, event: Mapping[str, Any]) -> int:
-    return next(i for i, e in enumerate(call.events) if e is event)
-
+from ._facts import (
+    arguments_of,
+    has_special,
+    may_abort,
+    resolved_spec,
+    same_json,
+    valid_against,
+)
 
 # -------------------------------------------------------------------- PIPE-1
 
@@ -312,14 +83,16 @@ def PIPE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
     for call in view.calls:
         if not call.returned:
             continue
-        args = original_arguments(call)
+        args = arguments_of(call)
         if has_special(args):
             reached = [
                 stage
                 for stage in ("pre-execute", "approval", "guard", "wrapper", "body", "post-execute")
                 if any(e.get("stage") == stage for e in call.events)
             ]
-            known = tool_for(view, call) is not None or not view.lifecycle_static
+            known = (
+                resolved_spec(view, call, static_only=True) is not None or not view.lifecycle_static
+            )
             codes = {"INVALID_ARGS"} if known else {"INVALID_ARGS", "UNKNOWN_TOOL"}
             yield expect(
                 call.is_error and call.code in codes and not reached,
@@ -358,7 +131,7 @@ def PIPE_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
     for call in view.calls:
         if not call.returned:
             continue
-        args = original_arguments(call)
+        args = arguments_of(call)
         if has_special(args):
             continue
         for event in call.observations("arguments"):
@@ -378,7 +151,7 @@ def PIPE_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
 def _policy_may_stop(view: View, call: CallView) -> bool:
     agent = call.spec.get("agent")
     return bool(
-        may_abort(view, call)
+        may_abort(view.scenario, call, deadline=True)
         or view.listeners("preExecute", agent)
         or view.listeners("guards", agent)
         or view.listeners("wrappers", agent)
@@ -393,8 +166,8 @@ def PIPE_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
     for call in view.calls:
         if not call.returned:
             continue
-        spec = tool_for(view, call)
-        args = original_arguments(call)
+        spec = resolved_spec(view, call, static_only=True)
+        args = arguments_of(call)
         if spec is None or has_special(args) or "parameters" not in spec:
             continue
         if valid_against(spec["parameters"], args):

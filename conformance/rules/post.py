@@ -11,28 +11,21 @@ from .. import strategies as s
 from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
-from .pipe import (
+from ._facts import (
     MISSING,
     all_passive,
+    arguments_of,
     effective_exit,
     executed,
+    finalizer_may_replace,
     has_special,
     may_abort,
-    original_arguments,
     project,
+    resolved_spec,
     same_json,
     scripted_decision,
-    tool_for,
     valid_against,
 )
-
-
-def _finalizer_may_replace(spec: Mapping[str, Any] | None) -> bool:
-    if spec is None:
-        return True
-    return any(
-        "return" in step and step["return"] is not None for step in spec.get("finalizeContent", [])
-    )
 
 
 def _input_result(call: CallView) -> Any:
@@ -81,7 +74,9 @@ def POST_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         if (
             not listeners
             or not all_passive(view, "wrappers", agent)
-            or may_abort(view, call)  # a cancelled call may turn ABORTED before post-execute
+            or may_abort(
+                view.scenario, call, deadline=True
+            )  # a cancelled call may turn ABORTED before post-execute
         ):
             continue
         body = call.entered("body")[0]
@@ -108,9 +103,11 @@ def POST_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         if (
             all_passive(view, "postExecute", agent)
             and observed is not MISSING
-            and not may_abort(view, call)
+            and not may_abort(view.scenario, call, deadline=True)
         ):
-            yield _unchanged(call, observed, _finalizer_may_replace(tool_for(view, call)))
+            yield _unchanged(
+                call, observed, finalizer_may_replace(resolved_spec(view, call, static_only=True))
+            )
 
 
 def _unchanged(call: CallView, observed: Any, finalized: bool) -> Verdict:
@@ -147,17 +144,17 @@ def POST_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
     """accept may replace content (value and meta kept) or value (revalidated, re-rendered)."""
     view = View(scenario, trace)
     for call in view.calls:
-        if not call.returned or may_abort(view, call):
+        if not call.returned or may_abort(view.scenario, call, deadline=True):
             continue
         decision = _decision(view, call, ("accept",))
         before = _input_result(call)
-        spec = tool_for(view, call)
+        spec = resolved_spec(view, call, static_only=True)
         if decision is None or not isinstance(before, Mapping) or spec is None:
             continue
         result = call.result or {}
         output = spec.get("output", {})
-        args = original_arguments(call)
-        finalized = _finalizer_may_replace(spec)
+        args = arguments_of(call)
+        finalized = finalizer_may_replace(spec)
         has_content, has_value = "content" in decision, "value" in decision
         if has_content and has_value:
             content, value = decision["content"], decision["value"]
@@ -253,7 +250,7 @@ def POST_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             problems.append("the result is a success")
         if "value" in result:
             problems.append("it carries a value")
-        if not _finalizer_may_replace(tool_for(view, call)) and not same_json(
+        if not finalizer_may_replace(resolved_spec(view, call, static_only=True)) and not same_json(
             result.get("content"), wanted
         ):
             problems.append(f"its content is {result.get('content')!r}")
@@ -284,7 +281,7 @@ def POST_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             for e in call.events
         ):
             continue
-        spec = tool_for(view, call)
+        spec = resolved_spec(view, call, static_only=True)
         problems: list[str] = []
         if not call.is_error:
             problems.append("the result is a success")
@@ -302,7 +299,7 @@ def POST_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
 
 
 def _body_contexts(view: View, call: CallView) -> list[Any] | None:
-    spec = tool_for(view, call)
+    spec = resolved_spec(view, call, static_only=True)
     if spec is None:
         return None
     if not call.body_entered:

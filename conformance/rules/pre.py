@@ -7,36 +7,32 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from hypothesis import strategies as st
-from jsonschema.validators import Draft202012Validator
 
 from .. import strategies as s
 from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
+from ._facts import (
+    ABORTED_BEFORE_DISPATCH,
+    dispatchable,
+    effective_decision,
+    masked,
+    may_abort,
+    message,
+    post_touched,
+    terminal,
+)
 
 # ------------------------------------------------------------------ helpers
-# Shared by the PRE, GUARD, SCOPE and DEF predicates (imported from here).
 
 Steps = list[dict[str, Any]]
 
-ABORTED_BEFORE_DISPATCH = "ABORTED_BEFORE_DISPATCH"
-UNKNOWN_TOOL = "UNKNOWN_TOOL"
 APPROVAL_ANSWERS = ("rejected", "cancelled", "unavailable")
 
 
 def menu_of(options: list[Steps]) -> st.SearchStrategy[Steps]:
     """A strategy drawing one of a few scripts (typed, for mypy)."""
     return st.sampled_from(options)
-
-
-def effective_decision(call: CallView) -> Any:
-    """What the waterfall as a whole returned: the first-entered listener's exit value."""
-    entered = call.entered("pre-execute")
-    if not entered:
-        return {"kind": "allow"}  # PRE-1: an empty chain allows
-    first = entered[0].get("id")
-    exits = [e for e in call.exits("pre-execute") if e.get("id") == first]
-    return exits[-1].get("returned") if exits else None
 
 
 def _is_ask(decision: Any) -> bool:
@@ -86,69 +82,10 @@ def calls_next(steps: Sequence[Mapping[str, Any]]) -> bool:
     return False
 
 
-def terminal(steps: Sequence[Mapping[str, Any]]) -> tuple[str, Any]:
-    """How a script settles: ("return", value) | ("throw", msg) | ("next", None) | ("end", None)."""
-    for step in steps:
-        ((kind, arg),) = step.items()
-        if kind == "return":
-            return "return", arg
-        if kind == "throw":
-            return "throw", arg
-        if kind in ("delegate", "returnNext"):
-            return "next", None
-    return "end", None
-
-
-def _scripts(scenario: Scenario) -> Iterator[Sequence[Mapping[str, Any]]]:
-    for spec in scenario.get("tools", []):
-        for key in ("execute", "finalizeContent", "isConcurrencySafe"):
-            yield spec.get(key, [])
-    for key in ("preExecute", "guards", "wrappers", "postExecute", "observers", "codeDispatchLog"):
-        for entry in scenario.get(key, []):
-            yield entry["steps"]
-    approval = scenario.get("approval")
-    if approval:
-        yield approval["steps"]
-        yield from approval.get("byCall", {}).values()
-
-
-def may_abort(scenario: Scenario) -> bool:
-    """Can any caller's signal abort in this scenario (abortBefore or an ``abort`` step)?"""
-    if any("abort" in step for script in _scripts(scenario) for step in script):
-        return True
-    for action in scenario.get("actions", []):
-        calls = action.get("batch", [action["call"]] if "call" in action else [])
-        if any(c.get("abortBefore") for c in calls):
-            return True
-    return False
-
-
-def _has_special(value: Any) -> bool:
-    if isinstance(value, Mapping):
-        return "$special" in value or any(_has_special(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_special(v) for v in value)
-    return False
-
-
-def valid_arguments(spec: Mapping[str, Any], arguments: Any) -> bool:
-    """Lossless JSON that satisfies the tool's ``parameters`` (PIPE-2, PIPE-4)."""
-    if _has_special(arguments):
-        return False
-    parameters = spec.get("parameters", {"type": "object"})
-    try:
-        return Draft202012Validator(parameters).is_valid(arguments)
-    except Exception:
-        return False
-
-
-def dispatchable(view: View, call: CallView) -> bool:
-    """The call returned, names a tool its scope runs directly, with valid arguments, and its
-    signal was not aborted on entry: only policy can stop it before dispatch."""
-    if not call.returned or call.spec.get("abortBefore") or not view.lifecycle_static:
-        return False
-    spec = view.visible_tool(str(call.spec["name"]), call.spec.get("agent"))
-    return spec is not None and valid_arguments(spec, call.spec.get("arguments", {}))
+def _ends_in_next(steps: Sequence[Mapping[str, Any]]) -> bool:
+    """Does the script settle by handing back what next() returned (delegate / returnNext)?"""
+    last = terminal(steps)
+    return last is not None and ("delegate" in last or "returnNext" in last)
 
 
 def proceeded(call: CallView) -> bool:
@@ -161,16 +98,6 @@ def policy_clean(call: CallView) -> bool:
     if any(e.get("stage") == "pre-execute" and e.get("at") == "throw" for e in call.events):
         return False
     return all(decision_form(e.get("returned")) == "ok" for e in call.exits("pre-execute"))
-
-
-def message(call: CallView) -> str:
-    error = (call.result or {}).get("error") or {}
-    text = error.get("message")
-    return text if isinstance(text, str) else ""
-
-
-def post_touched(call: CallView) -> bool:
-    return bool(call.entered("post-execute"))
 
 
 # ------------------------------------------------------------------- PRE-1
@@ -203,7 +130,7 @@ def PRE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             missing = [e["id"] for e in applicable if e["id"] not in known]
             if missing:
                 problems.append(f"listener {known[-1]} delegated but {missing} never ran")
-            elif terminal(steps[known[-1]])[0] == "next":
+            elif _ends_in_next(steps[known[-1]]):
                 exits = [e for e in call.exits("pre-execute") if e.get("id") == known[-1]]
                 if exits and not is_allow(exits[-1].get("returned")):
                     problems.append(
@@ -374,9 +301,9 @@ def approval_cause(scenario: Scenario, call: CallView) -> str:
         return "no-channel"
     approval = scenario["approval"]
     steps = approval.get("byCall", {}).get(call.id, approval["steps"])
-    kind, value = terminal(steps)
-    if kind == "return" and value in ("allowed-once", *APPROVAL_ANSWERS):
-        return str(value)
+    last = terminal(steps) or {}
+    if "return" in last and last["return"] in ("allowed-once", *APPROVAL_ANSWERS):
+        return str(last["return"])
     return "no-channel"
 
 
@@ -394,15 +321,13 @@ _DISTINCT = {
 
 
 def _normalized(call: CallView, reason: Any) -> str:
-    text = message(call)
+    """The denial message with the call's own id, tool, agent and reason masked."""
     words = [call.id, str(call.spec["name"])]
     if isinstance(call.spec.get("agent"), str):
         words.append(call.spec["agent"])
-    if isinstance(reason, str) and reason:
+    if isinstance(reason, str):
         words.append(reason)
-    for i, word in enumerate(sorted(set(words), key=len, reverse=True)):
-        text = text.replace(word, f"<{i}>")
-    return text
+    return str(masked(message(call), words))
 
 
 @rule("PRE-4", "Only allowed-once proceeds")

@@ -11,7 +11,7 @@ from .. import strategies as s
 from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
-from .fin import FINALIZERS, event_index, observers_for, outcome_scenario
+from ._facts import FINALIZERS, content_replaced, event_index, observers_for, outcome_scenario
 
 OBSERVER_SCRIPTS: st.SearchStrategy[list[dict[str, Any]]] = st.sampled_from(
     [
@@ -88,18 +88,6 @@ def RES_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         )
 
 
-def _content_replaced(view: View, call: CallView) -> bool:
-    """Did an explicit content authority (post-execute, finalizer, an authoring wrapper) speak?"""
-    for e in call.exits("post-execute"):
-        returned = e.get("returned")
-        if isinstance(returned, Mapping) and ("content" in returned or "feedback" in returned):
-            return True
-    if any(e.get("returned") is not None for e in call.exits("finalize")):
-        return True
-    wrappers = view.listeners("wrappers", call.spec.get("agent"))
-    return any("return" in step for w in wrappers for step in w["steps"])
-
-
 @rule("RES-3", "Result shape")
 def RES_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
     """Success {value, content}; failure {error.message, content} without value; content `Error:
@@ -137,7 +125,7 @@ def RES_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             if "concludesTurn" in result:
                 problems.append("a failure must not carry concludesTurn")
             wanted = [{"type": "text", "text": f"Error: {message}"}]
-            if isinstance(message, str) and content != wanted and not _content_replaced(view, call):
+            if isinstance(message, str) and content != wanted and not content_replaced(view, call):
                 problems.append(
                     f"a failure's content must be {wanted!r} (no content authority replaced it), "
                     f"got {content!r}"

@@ -12,22 +12,9 @@ from .. import strategies as s
 from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
-from .pre import UNKNOWN_TOOL
+from ._facts import UNKNOWN_TOOL, masked
 
 RUN_CODE = "run_code"
-
-
-def _masked(value: Any, words: list[str]) -> Any:
-    """``value`` with each of ``words`` replaced by a placeholder, in every string."""
-    if isinstance(value, str):
-        for i, word in enumerate(sorted(set(words), key=len, reverse=True)):
-            value = value.replace(word, f"<{i}>")
-        return value
-    if isinstance(value, Mapping):
-        return {k: _masked(v, words) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_masked(v, words) for v in value]
-    return value
 
 
 def _unseen(view: View, call: CallView) -> str | None:
@@ -79,7 +66,7 @@ def SCOPE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         views = []
         for call in (hidden, missing):
             words = [call.id, str(call.spec["name"])]
-            views.append(_masked(dict(call.result or {}), words))
+            views.append(masked(dict(call.result or {}), words))
         yield expect(
             views[0] == views[1],
             f"{hidden.id}/{missing.id}",
