@@ -9,13 +9,24 @@ implementations.
 from __future__ import annotations
 
 import importlib
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
 from .scenario import listeners_of, mutates_registry
 
-__all__ = ["CAPABILITIES", "Adapter", "AdapterError", "AdapterInfo", "load_adapter", "requirements"]
+__all__ = [
+    "CAPABILITIES",
+    "FAILURE_CATEGORIES",
+    "Adapter",
+    "AdapterError",
+    "AdapterInfo",
+    "ImplementationFailure",
+    "ScenarioSkipped",
+    "load_adapter",
+    "requirements",
+]
 
 # Optional capabilities. A rule whose scenarios need one the adapter does not
 # declare is reported "skipped" with the reason, never "pass".
@@ -34,20 +45,61 @@ class AdapterError(Exception):
     """The adapter could not be loaded or started (exit code 2)."""
 
 
+class ScenarioSkipped(Exception):
+    """The implementation cannot express this one scenario (``reason`` says why)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+# Ways an implementation (or its harness) can fail to answer a scenario at all.
+# These are the implementation's bugs, reported per scenario; the run goes on.
+FAILURE_CATEGORIES: Final[Mapping[str, str]] = {
+    "crash": "the harness process exited or closed its output",
+    "timeout": "no answer within the response deadline; the harness was killed",
+    "protocol": "an answer that breaks the harness protocol (not JSON, wrong seq, wrong type)",
+    "errored": "the harness reported it could not interpret the scenario",
+}
+
+
+class ImplementationFailure(Exception):
+    """The implementation did not answer a scenario (see :data:`FAILURE_CATEGORIES`).
+
+    ``line`` is the offending output line, when there is one; ``stderr`` the
+    harness's stderr while it worked on the scenario.
+    """
+
+    def __init__(
+        self, category: str, message: str, *, line: str | None = None, stderr: str = ""
+    ) -> None:
+        assert category in FAILURE_CATEGORIES, category
+        super().__init__(f"[{category}] {message}")
+        self.category = category
+        self.message = message
+        self.line = line
+        self.stderr = stderr
+
+
 @dataclass(frozen=True)
 class AdapterInfo:
     name: str
     version: str
     language: str = "python"
     capabilities: frozenset[str] = field(default_factory=frozenset)
+    # Why each undeclared capability is missing, when the implementation says.
+    missing: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "version": self.version,
             "language": self.language,
             "capabilities": sorted(self.capabilities),
         }
+        if self.missing:
+            out["missing"] = dict(sorted(self.missing.items()))
+        return out
 
 
 @runtime_checkable
@@ -55,7 +107,12 @@ class Adapter(Protocol):
     def describe(self) -> AdapterInfo: ...
 
     def run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
-        """Run one scenario on the implementation and return its trace (JSON)."""
+        """Run one scenario on the implementation and return its trace (JSON).
+
+        May raise :class:`ScenarioSkipped` or :class:`ImplementationFailure`.
+        Optional extras the runner uses when present: ``diagnostics() -> dict``
+        (transport facts for the report, e.g. captured stderr) and ``close()``.
+        """
         ...
 
 
@@ -81,8 +138,13 @@ def requirements(scenario: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(needs)
 
 
-def load_adapter(spec: str) -> Adapter:
-    """``reference`` | ``python:module:factory`` | ``stdio:COMMAND...`` | ``http://...``."""
+def load_adapter(
+    spec: str, *, validate_protocol: bool = False, deadline_s: float | None = None
+) -> Adapter:
+    """``reference`` | ``python:module:factory`` | ``stdio:COMMAND...`` | ``http://...``.
+
+    ``validate_protocol`` and ``deadline_s`` apply to the out-of-process transports.
+    """
     if spec == "reference":
         from .adapters.reference import ReferenceAdapter
 
@@ -97,10 +159,24 @@ def load_adapter(spec: str) -> Adapter:
         if not isinstance(adapter, Adapter):
             raise AdapterError(f"{spec!r} did not return an Adapter (describe() and run())")
         return adapter
-    if spec.startswith(("stdio:", "http://", "https://")):
-        raise AdapterError(
-            f"adapter transport of {spec!r} is not available yet (stdio and HTTP come later)"
-        )
+    options: dict[str, Any] = {"validate_protocol": validate_protocol}
+    if deadline_s is not None:
+        options["deadline_s"] = deadline_s
+    if spec.startswith("stdio:"):
+        from .adapters.stdio import StdioAdapter
+
+        command = shlex.split(spec[len("stdio:") :])
+        if not command:
+            raise AdapterError("stdio: needs a command, e.g. stdio:python -m conformance.harness")
+        return StdioAdapter(command, **options)
+    if spec.startswith(("http://", "https://")):
+        try:
+            http = importlib.import_module(".adapters.http", __package__)
+        except ImportError:
+            raise AdapterError(f"the HTTP transport of {spec!r} is not available yet") from None
+        adapter = http.HttpAdapter(spec, **options)
+        assert isinstance(adapter, Adapter)
+        return adapter
     raise AdapterError(
         f"unknown adapter {spec!r}; expected reference, python:module:factory, stdio:..., http://..."
     )

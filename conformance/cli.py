@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from . import __version__
-from .adapter import Adapter, AdapterError, load_adapter
+from .adapter import Adapter, AdapterError, ImplementationFailure, ScenarioSkipped, load_adapter
 from .scenario import FixtureError, load_json, validate
 
 __all__ = ["main"]
@@ -46,8 +46,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--adapter",
         default="reference",
-        help="reference | python:MODULE:FACTORY (default: reference)",
+        help="reference | python:MODULE:FACTORY | 'stdio:COMMAND ARGS...' | http://HOST:PORT "
+        "(default: reference)",
     )
+    _transport_options(run)
     run.add_argument("--profile", choices=list(PROFILES), default="ci", help="default: ci")
     run.add_argument("--rules", help="comma-separated rule IDs or globs, e.g. 'PRE-*,FIN-2'")
     run.add_argument("--report", metavar="DIR", help="write report.json, report.md, junit.xml")
@@ -63,10 +65,25 @@ def _parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="re-run a saved counterexample or a scenario file")
     replay.add_argument("file", metavar="FILE")
     replay.add_argument("--adapter", default="reference", help="default: reference")
+    _transport_options(replay)
 
     rules = sub.add_parser("rules", help="list every rule and how it is tested")
     rules.add_argument("--rules", help="only these IDs or globs")
     return parser
+
+
+def _transport_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--validate-protocol",
+        action="store_true",
+        help="validate every harness message against fixtures/schema/protocol.schema.json",
+    )
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        metavar="SECONDS",
+        help="per-answer deadline of a stdio/HTTP harness (default: 20)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -91,15 +108,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 # ------------------------------------------------------------------------ run
 
 
-def _load_adapter(spec: str) -> Adapter:
+def _load_adapter(args: argparse.Namespace) -> Adapter:
+    spec: str = args.adapter
     if spec.startswith("python:") and "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))  # let python:module:factory name a module in cwd
-    adapter = load_adapter(spec)
+    adapter = load_adapter(
+        spec,
+        validate_protocol=getattr(args, "validate_protocol", False),
+        deadline_s=getattr(args, "deadline", None),
+    )
     try:
         adapter.describe()
     except Exception as e:
         raise AdapterError(f"adapter {spec!r} failed to describe itself: {e}") from e
     return adapter
+
+
+def _close(adapter: Adapter) -> None:
+    close = getattr(adapter, "close", None)
+    if callable(close):
+        close()
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -126,7 +154,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     expectations: Expectations | None = None
     if args.expect and not (args.update_expect and not Path(args.expect).exists()):
         expectations = load_expectations(args.expect)
-    adapter = _load_adapter(args.adapter)
+    adapter = _load_adapter(args)
     report_dir = Path(args.report) if args.report else None
 
     def progress(line: str) -> None:
@@ -137,14 +165,17 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         logging.getLogger().addHandler(logging.NullHandler())  # the implementation's log noise
     info = adapter.describe()
     progress(f"{info.name} {info.version} ({info.language}), profile {args.profile}")
-    result = run_suite(
-        adapter,
-        profile=args.profile,
-        rules=args.rules,
-        report_dir=report_dir,
-        seed=args.seed,
-        progress=progress,
-    )
+    try:
+        result = run_suite(
+            adapter,
+            profile=args.profile,
+            rules=args.rules,
+            report_dir=report_dir,
+            seed=args.seed,
+            progress=progress,
+        )
+    finally:
+        _close(adapter)
     progress(f"{result.scenarios} scenarios in {result.duration_s:.1f} s")
     if args.update_expect:
         updated = updated_expectations(result, expectations)
@@ -222,7 +253,7 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
     from .runner import KitError, judge
 
     scenario, rule, required = load_case(args.file)
-    adapter = _load_adapter(args.adapter)
+    adapter = _load_adapter(args)
     info = adapter.describe()
     who = f"{info.name} {info.version}"
     target = rule or "every rule"
@@ -233,12 +264,22 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
     try:
         trace = adapter.run(scenario)
         validate(trace, "trace", f"trace of {scenario.get('id')}")
+    except ScenarioSkipped as e:
+        print(f"SKIPPED: {who} cannot express this scenario: {e.reason}", file=out)
+        return EXIT_USAGE
     except FixtureError as e:
         problems.append(f"malformed trace: {e}")
+        trace = None
+    except ImplementationFailure as e:
+        problems.append(f"the implementation failed to answer: {e}")
+        if e.stderr:
+            problems.append("its stderr:\n" + e.stderr)
         trace = None
     except Exception as e:
         problems.append(f"the adapter raised {type(e).__name__}: {e}")
         trace = None
+    finally:
+        _close(adapter)
     checks = 0
     if trace is not None:
         try:

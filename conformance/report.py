@@ -77,6 +77,7 @@ def report_markdown(result: RunResult, expect_file: str | None = None) -> str:
         "",
         f"- implementation: **{info.name}** {info.version} ({info.language})",
         f"- capabilities: {', '.join(sorted(info.capabilities)) or 'none'}",
+        *(f"- missing `{c}`: {_cell(why)}" for c, why in sorted(info.missing.items())),
         f"- profile: `{result.profile}`, seed: {'none' if result.seed is None else result.seed}",
         f"- scenarios run: {result.scenarios} in {result.duration_s:.1f} s",
     ]
@@ -111,10 +112,15 @@ def report_markdown(result: RunResult, expect_file: str | None = None) -> str:
                     if failure.counterexample
                     else ""
                 )
-                lines.append(f"- {kind} on `{failure.scenario_id}`: {failure.message}{where}")
+                category = f" [{failure.category}]" if failure.category else ""
+                lines.append(
+                    f"- {kind}{category} on `{failure.scenario_id}`: {failure.message}{where}"
+                )
             lines.append("")
     if result.notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in result.notes] + [""]
+    if result.transport is not None:
+        lines += _transport_section(result.transport)
     lines += ["## Kit errors", ""]
     if result.kit_errors:
         lines.append("Bugs in the kit itself, not in the implementation:")
@@ -129,6 +135,24 @@ def report_markdown(result: RunResult, expect_file: str | None = None) -> str:
             "",
         ]
     return "\n".join(lines)
+
+
+def _transport_section(transport: dict[str, Any]) -> list[str]:
+    """How the implementation was reached, how often it failed to answer, what it said on stderr."""
+    lines = ["## Transport", ""]
+    for key, value in transport.items():
+        if key == "stderrTail":
+            continue
+        shown = " ".join(value) if isinstance(value, list) else value
+        lines.append(f"- {key}: `{shown}`" if shown not in (None, {}) else f"- {key}: none")
+    tail = transport.get("stderrTail") or []
+    lines += ["", "The implementation's stderr (last lines; evidence, never a failure):", ""]
+    if tail:
+        lines += ["```", *tail, "```"]
+    else:
+        lines.append("(empty)")
+    lines.append("")
+    return lines
 
 
 def report_junit(result: RunResult) -> ET.ElementTree:

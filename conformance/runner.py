@@ -30,7 +30,7 @@ import hypothesis
 from hypothesis import HealthCheck, Phase, given, settings
 
 from . import __version__
-from .adapter import Adapter, AdapterInfo, requirements
+from .adapter import Adapter, AdapterInfo, ImplementationFailure, ScenarioSkipped, requirements
 from .rules import FOCUS, RULES, Focus, Verdict
 from .scenario import FixtureError, load_json, validate
 
@@ -51,11 +51,29 @@ class KitError(Exception):
     """A bug in the kit itself (a predicate or strategy crashed), never the implementation's."""
 
 
+class _NoTrace(Exception):
+    """Ends a property early: the implementation produced no trace (already recorded)."""
+
+
 @dataclass
 class Failure:
     message: str
     scenario_id: str
     counterexample: str | None = None  # path of the saved replayable case
+    # For errors and timeouts, what kind: an action "raised" inside a trace, a
+    # "malformed-trace", the in-process "adapter-raised", or a transport
+    # failure category (crash, timeout, protocol, errored).
+    category: str | None = None
+
+
+@dataclass
+class Problem:
+    """Why a scenario produced no trace: skipped, or an error/timeout of the implementation."""
+
+    kind: str  # "skipped" | "error" | "timeout"
+    message: str
+    category: str
+    stderr: str = ""
 
 
 @dataclass
@@ -90,6 +108,7 @@ class RuleOutcome:
                 "message": f.message,
                 "scenario": f.scenario_id,
                 "counterexample": f.counterexample,
+                **({"category": f.category} if f.category else {}),
             }
             for kind, items in (
                 ("fail", self.failures),
@@ -111,6 +130,7 @@ class RunResult:
     duration_s: float
     scenarios: int
     notes: list[str] = field(default_factory=list)  # hints added after the run (e.g. by --expect)
+    transport: dict[str, Any] | None = None  # the adapter's diagnostics(), if it has any
 
     def failing(self, outcome: RuleOutcome) -> bool:
         """Whether this rule's outcome makes the run non-conformant."""
@@ -134,6 +154,7 @@ class RunResult:
             "conformant": self.conformant,
             "kitErrors": self.kit_errors,
             "notes": self.notes,
+            **({"transport": self.transport} if self.transport is not None else {}),
             "rules": [r.to_json() for r in self.rules],
         }
 
@@ -177,17 +198,31 @@ class Tally:
     def missing(self, scenario: Mapping[str, Any]) -> frozenset[str]:
         return requirements(scenario) - self.info.capabilities
 
-    def execute(self, scenario: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
-        """Run one scenario: (trace, None) or (None, why it errored)."""
+    def capability_reason(self, missing: Iterable[str]) -> str:
+        """``needs capability X`` plus, when the implementation said, why it lacks X."""
+        parts = []
+        for capability in sorted(missing):
+            why = self.info.missing.get(capability)
+            parts.append(f"{capability} ({why})" if why else capability)
+        return f"needs capability {', '.join(parts)}"
+
+    def execute(self, scenario: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Problem | None]:
+        """Run one scenario: (trace, None) or (None, why there is no trace)."""
         self.scenarios += 1
         try:
             trace = self.adapter.run(scenario)
+        except ScenarioSkipped as e:
+            return None, Problem("skipped", f"the implementation skipped it: {e.reason}", "skipped")
+        except ImplementationFailure as e:
+            kind = "timeout" if e.category == "timeout" else "error"
+            return None, Problem(kind, str(e), e.category, e.stderr)
         except Exception as e:
-            return None, f"the adapter raised {type(e).__name__}: {e}"
+            why = f"the adapter raised {type(e).__name__}: {e}"
+            return None, Problem("error", why, "adapter-raised")
         try:
             validate(trace, "trace", f"trace of {scenario.get('id')}")
         except FixtureError as e:
-            return None, f"malformed trace: {e}"
+            return None, Problem("error", f"malformed trace: {e}", "malformed-trace")
         return trace, None
 
     def record(
@@ -217,15 +252,28 @@ class Tally:
             bucket = outcome.timeouts if "deadline" in str(raised[0]) else outcome.errors
             if len(bucket) < MAX_FAILURES_KEPT:
                 path = self.save(rid, scenario, trace, [str(r) for r in raised])
-                bucket.append(
-                    Failure(f"an action raised: {raised[0]}", str(scenario.get("id")), path)
-                )
+                message = f"an action raised: {raised[0]}"
+                bucket.append(Failure(message, str(scenario.get("id")), path, "raised"))
 
-    def error(self, scenario: Mapping[str, Any], targets: Iterable[str], why: str) -> None:
+    def problem(
+        self, scenario: Mapping[str, Any], targets: Iterable[str], problem: Problem
+    ) -> None:
+        """Note a scenario that produced no trace against ``targets``."""
         for rid in targets:
-            if rid in self.outcomes and len(self.outcomes[rid].errors) < MAX_FAILURES_KEPT:
-                path = self.save(rid, scenario, None, [why])
-                self.outcomes[rid].errors.append(Failure(why, str(scenario.get("id")), path))
+            if rid not in self.outcomes:
+                continue
+            outcome = self.outcomes[rid]
+            if problem.kind == "skipped":
+                outcome.skipped = outcome.skipped or problem.message
+                continue
+            bucket = outcome.timeouts if problem.kind == "timeout" else outcome.errors
+            if len(bucket) < MAX_FAILURES_KEPT:
+                required = [problem.message]
+                if problem.stderr:
+                    required.append(f"harness stderr:\n{problem.stderr}")
+                path = self.save(rid, scenario, None, required)
+                scenario_id = str(scenario.get("id"))
+                bucket.append(Failure(problem.message, scenario_id, path, problem.category))
 
     def save(
         self,
@@ -258,13 +306,15 @@ class Tally:
         missing = self.missing(fixture)
         if missing:
             for rid in targets:
-                self.outcomes[rid].skipped = f"needs capability {', '.join(sorted(missing))}"
+                self.outcomes[rid].skipped = self.capability_reason(missing)
             return
-        for rid in targets:
-            self.sources[rid] += 1
-        trace, why = self.execute(fixture)
+        trace, problem = self.execute(fixture)
+        if problem is None or problem.kind != "skipped":
+            for rid in targets:
+                self.sources[rid] += 1
         if trace is None:
-            self.error(fixture, targets, str(why))
+            assert problem is not None
+            self.problem(fixture, targets, problem)
             return
         try:
             verdicts = judge(fixture, trace, self.rule_ids)
@@ -281,9 +331,8 @@ class Tally:
     def run_property(self, rule_id: str, focus: Focus, profile: str, seed: int | None) -> None:
         missing = focus.needs - self.info.capabilities
         if missing:
-            self.outcomes[rule_id].skipped = f"needs capability {', '.join(sorted(missing))}"
+            self.outcomes[rule_id].skipped = self.capability_reason(missing)
             return
-        self.sources[rule_id] += 1
         last: dict[str, Any] = {}
         options = dict(PROFILES[profile])
         conf = settings(
@@ -301,10 +350,15 @@ class Tally:
             scenario = {**scenario, "id": f"generated/{rule_id}"}
             if self.missing(scenario):
                 return
-            trace, why = self.execute(scenario)
+            trace, problem = self.execute(scenario)
+            if problem is not None and problem.kind == "skipped":
+                self.problem(scenario, [rule_id], problem)
+                hypothesis.reject()
+            self.sources[rule_id] = max(self.sources[rule_id], 1)
             if trace is None:
-                self.error(scenario, [rule_id], str(why))
-                return
+                assert problem is not None
+                self.problem(scenario, [rule_id], problem)
+                raise _NoTrace  # the implementation failed outright: stop this property
             verdicts = judge(scenario, trace, self.rule_ids)
             self.record(
                 scenario,
@@ -328,6 +382,10 @@ class Tally:
             path = self.save(rule_id, scenario, trace, [v.message for v in bad])
             message = "; ".join(f"{v.subject}: {v.message}" for v in bad[:3])
             outcome.failures.insert(0, Failure(message, scenario["id"], path))
+        except _NoTrace:
+            pass  # already recorded as an error or timeout of the implementation
+        except hypothesis.errors.Unsatisfiable:
+            pass  # the implementation skipped every scenario; recorded as skipped
         except KitError as e:
             self.kit_errors.append(str(e))
         except Exception as e:  # hypothesis itself or a strategy broke: the kit's fault
@@ -413,7 +471,9 @@ def run_suite(
         if focus is not None:
             progress(f"property {rid}")
             tally.run_property(rid, focus, profile, seed)
+    diagnostics = getattr(adapter, "diagnostics", None)
     return RunResult(
+        transport=diagnostics() if callable(diagnostics) else None,
         implementation=tally.info,
         profile=profile,
         seed=seed,

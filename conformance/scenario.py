@@ -15,6 +15,8 @@ from typing import Any
 
 import jsonschema
 from jsonschema.validators import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 __all__ = [
     "LISTENER_KEYS",
@@ -47,12 +49,27 @@ class FixtureError(Exception):
 
 
 @cache
+def _schema_registry() -> Registry[Any]:
+    """Every schema under ``fixtures/schema``, so one may ``$ref`` another by file name."""
+    resources = []
+    for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        Draft202012Validator.check_schema(document)
+        resources.append((document["$id"], Resource.from_contents(document, DRAFT202012)))
+    return Registry().with_resources(resources)
+
+
+@cache
 def schema(name: str) -> Draft202012Validator:
-    """The validator for ``fixtures/schema/<name>.schema.json``."""
-    candidate = SCHEMA_DIR / f"{name}.schema.json"
-    document = json.loads(candidate.read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(document)
-    return Draft202012Validator(document)
+    """The validator for ``fixtures/schema/<name>.schema.json``.
+
+    ``name`` may point into a document's ``$defs``: ``protocol#started``.
+    """
+    file, _, definition = name.partition("#")
+    document = json.loads((SCHEMA_DIR / f"{file}.schema.json").read_text(encoding="utf-8"))
+    if definition:
+        document = {"$ref": f"{document['$id']}#/$defs/{definition}"}
+    return Draft202012Validator(document, registry=_schema_registry())
 
 
 def _json_path(error: jsonschema.ValidationError) -> str:

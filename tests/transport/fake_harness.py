@@ -1,0 +1,112 @@
+"""A harness that misbehaves on purpose, one way per MODE (the transport's self-tests).
+
+    python tests/transport/fake_harness.py MODE
+
+It answers like ``python -m conformance.harness`` (the reference), except on
+the run with ``seq == 2`` of each process (of the first process only, when
+the environment names a ONCE_DIR), or as the mode says, where it:
+
+    hang          never answers
+    crash         writes half a line, then dies with exit code 3
+    exit          exits cleanly without answering
+    garble        prints a line that is not JSON
+    binary        prints bytes that are not UTF-8
+    split         prints its (correct) answer split over two lines
+    wrong-seq     answers with seq + 1
+    wrong-type    answers the run with a "started" message
+    errored       answers errored {context}
+    noisy         never misbehaves, but writes plenty to stderr on every request
+    skip-approval answers skipped {reason} for every scenario with an approval service
+    old-protocol  answers start with protocol 0
+    no-start      exits before the handshake
+    crash-always  dies on every run
+    changeling    describes a different implementation after a restart (needs STATE_DIR)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from conformance.adapters.reference import ReferenceAdapter
+from conformance.protocol import HarnessSession, encode
+
+
+def first_time() -> bool:
+    """With ONCE_DIR set, misbehave in the first process only (restarts then behave)."""
+    once = os.environ.get("ONCE_DIR")
+    if once is None:
+        return True
+    marker = Path(once) / "misbehaved"
+    if marker.exists():
+        return False
+    marker.touch()
+    return True
+
+
+def main() -> None:
+    mode = sys.argv[1]
+    session = HarnessSession(ReferenceAdapter())
+    out = sys.stdout
+    if mode == "no-start":
+        print("fake harness: refusing to start", file=sys.stderr)
+        sys.exit(4)
+    for line in sys.stdin:
+        request = json.loads(line)
+        answer = session.handle(request)
+        kind, seq = request["type"], request.get("seq")
+        if mode == "noisy":
+            for n in range(50):
+                print(f"fake harness: noise {n} for {kind} {seq}", file=sys.stderr)
+        if kind == "start" and mode == "old-protocol":
+            answer["protocol"] = 0
+        if kind == "start" and mode == "changeling":
+            marker = Path(os.environ["STATE_DIR"]) / "started-once"
+            if marker.exists():
+                answer["implementation"]["name"] = "someone-else"
+            marker.touch()
+        if kind == "run" and (seq == 2 or mode == "crash-always") and first_time():
+            print(f"fake harness: misbehaving ({mode}) on seq {seq}", file=sys.stderr)
+            sys.stderr.flush()
+            if mode == "hang":
+                threading.Event().wait()
+            if mode in ("crash", "crash-always"):
+                out.write(encode(answer)[:10])
+                out.flush()
+                os._exit(3)
+            if mode == "exit":
+                sys.exit(0)
+            if mode == "garble":
+                out.write("this is not JSON\n")
+                out.flush()
+                continue
+            if mode == "binary":
+                out.buffer.write(b"\xff\xfe\x00garbage\n")
+                out.flush()
+                continue
+            if mode == "split":
+                text = encode(answer)
+                out.write(text[: len(text) // 2] + "\n" + text[len(text) // 2 :] + "\n")
+                out.flush()
+                continue
+            if mode == "wrong-seq":
+                answer["seq"] = seq + 1
+            if mode == "wrong-type":
+                answer = session.start({})
+            if mode == "errored":
+                answer = {"type": "errored", "seq": seq, "context": "fake: cannot map this"}
+        if kind == "run" and mode == "skip-approval" and "approval" in request["scenario"]:
+            answer = {"type": "skipped", "seq": seq, "reason": "fake: no approval seam"}
+        out.write(encode(answer) + "\n")
+        out.flush()
+        if kind == "stop":
+            return
+
+
+if __name__ == "__main__":
+    main()

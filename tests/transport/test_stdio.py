@@ -1,0 +1,227 @@
+"""The stdio transport contains every way a harness can misbehave, and reports it as such.
+
+Each fake harness (tests/transport/fake_harness.py) answers like the reference
+except on its second run. The scenario before the misbehaviour and the one
+after it (a restarted harness) must both come back as good traces; the bad one
+is an ImplementationFailure of the right category, naming the offending line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.adapter import AdapterError, ImplementationFailure, ScenarioSkipped, load_adapter
+from conformance.adapters.stdio import StdioAdapter
+from conformance.cli import main
+from conformance.runner import run_suite
+from conformance.scenario import load_json, validate
+
+ROOT = Path(__file__).resolve().parents[2]
+FAKE = Path(__file__).with_name("fake_harness.py")
+SCENARIO: Mapping[str, Any] = load_json(ROOT / "fixtures/examples/seed-step-08-read-file.json")
+DEADLINE_S = 2.0
+
+
+def fake(mode: str, **options: Any) -> StdioAdapter:
+    options.setdefault("deadline_s", DEADLINE_S)
+    return StdioAdapter([sys.executable, str(FAKE), mode], **options)
+
+
+@pytest.fixture
+def adapters() -> Iterator[list[StdioAdapter]]:
+    made: list[StdioAdapter] = []
+    yield made
+    for adapter in made:
+        adapter.close()
+
+
+def three_runs(adapter: StdioAdapter) -> ImplementationFailure:
+    """Good trace, the failure, good trace again (the harness was restarted)."""
+    validate(adapter.run(SCENARIO), "trace")
+    with pytest.raises(ImplementationFailure) as caught:
+        adapter.run(SCENARIO)
+    validate(adapter.run(SCENARIO), "trace")
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("mode", "category", "says"),
+    [
+        ("hang", "timeout", f"no answer to run seq 2 within {DEADLINE_S:g} s"),
+        ("crash", "protocol", "not JSON"),  # half a line, then death: the half line is garbage
+        ("exit", "crash", "exited before answering run seq 2 (exit code 0"),
+        ("garble", "protocol", "stdout line 3 (the answer to run seq 2) is not JSON"),
+        ("binary", "protocol", "is not JSON"),
+        ("split", "protocol", "stdout line 3 (the answer to run seq 2) is not JSON"),
+        ("wrong-seq", "protocol", "answer carries seq 3, expected 2"),
+        ("wrong-type", "protocol", "got type 'started'"),
+    ],
+)
+def test_a_misbehaving_harness_is_contained_and_restarted(
+    adapters: list[StdioAdapter], mode: str, category: str, says: str
+) -> None:
+    adapter = fake(mode)
+    adapters.append(adapter)
+    failure = three_runs(adapter)
+    assert failure.category == category
+    assert says in failure.message
+    assert f"misbehaving ({mode}) on seq 2" in failure.stderr  # its stderr, as evidence
+    diagnostics = adapter.diagnostics()
+    assert diagnostics["starts"] == 2 and diagnostics["failures"] == {category: 1}
+
+
+def test_the_offending_line_is_quoted(adapters: list[StdioAdapter]) -> None:
+    adapter = fake("garble")
+    adapters.append(adapter)
+    failure = three_runs(adapter)
+    assert failure.line == "this is not JSON"
+    assert "'this is not JSON'" in failure.message
+
+
+def test_a_crash_after_a_complete_answer_is_a_crash(adapters: list[StdioAdapter]) -> None:
+    adapter = fake("crash-always", max_restarts=2)
+    adapters.append(adapter)
+    for _ in range(3):  # three starts: the first and two restarts
+        with pytest.raises(ImplementationFailure):
+            adapter.run(SCENARIO)
+    with pytest.raises(ImplementationFailure, match="gave up after 2 restarts"):
+        adapter.run(SCENARIO)
+    assert adapter.diagnostics()["starts"] == 3
+
+
+def test_errored_keeps_the_harness(adapters: list[StdioAdapter]) -> None:
+    adapter = fake("errored")
+    adapters.append(adapter)
+    failure = three_runs(adapter)
+    assert failure.category == "errored" and "fake: cannot map this" in failure.message
+    assert adapter.diagnostics()["starts"] == 1  # in sync: no restart
+
+
+def test_stderr_noise_is_not_a_failure(adapters: list[StdioAdapter]) -> None:
+    adapter = fake("noisy")
+    adapters.append(adapter)
+    for _ in range(3):
+        validate(adapter.run(SCENARIO), "trace")
+    diagnostics = adapter.diagnostics()
+    assert diagnostics["failures"] == {} and diagnostics["starts"] == 1
+    assert any("noise 49 for run 3" in line for line in diagnostics["stderrTail"])
+
+
+def test_a_skipped_scenario_is_skipped(adapters: list[StdioAdapter]) -> None:
+    adapter = fake("skip-approval")
+    adapters.append(adapter)
+    approval = load_json(ROOT / "fixtures/examples/seed-step-10-bash-approved.json")
+    with pytest.raises(ScenarioSkipped, match="fake: no approval seam"):
+        adapter.run(approval)
+    validate(adapter.run(SCENARIO), "trace")
+
+
+@pytest.mark.parametrize(
+    ("mode", "says"),
+    [
+        ("old-protocol", "the harness speaks protocol 0; this kit speaks 1"),
+        ("no-start", "exited before answering start (exit code 4"),
+    ],
+)
+def test_a_harness_that_cannot_shake_hands_is_an_adapter_error(mode: str, says: str) -> None:
+    adapter = fake(mode)
+    with pytest.raises(AdapterError, match="did not start") as caught:
+        adapter.describe()
+    assert says in str(caught.value)
+    if mode == "no-start":
+        assert "refusing to start" in str(caught.value)  # its stderr is shown
+
+
+def test_a_changed_handshake_after_a_restart_gives_up(
+    adapters: list[StdioAdapter], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STATE_DIR", str(tmp_path))
+    adapter = StdioAdapter(
+        [sys.executable, str(FAKE), "changeling"], deadline_s=DEADLINE_S, env=dict(os.environ)
+    )
+    adapters.append(adapter)
+    adapter.run(SCENARIO)
+    adapter._kill()  # as if it had crashed
+    with pytest.raises(ImplementationFailure, match="handshake changed after a restart"):
+        adapter.run(SCENARIO)
+    with pytest.raises(ImplementationFailure, match="different implementation"):
+        adapter.run(SCENARIO)
+
+
+def test_validate_protocol_checks_every_answer(adapters: list[StdioAdapter]) -> None:
+    adapter = fake("noisy", validate_protocol=True)
+    adapters.append(adapter)
+    validate(adapter.run(SCENARIO), "trace")
+
+
+def test_load_adapter_parses_the_command() -> None:
+    adapter = load_adapter(f"stdio:{sys.executable} -m conformance.harness", deadline_s=3)
+    assert isinstance(adapter, StdioAdapter)
+    assert adapter.command == [sys.executable, "-m", "conformance.harness"]
+    assert adapter.deadline_s == 3
+    with pytest.raises(AdapterError, match="needs a command"):
+        load_adapter("stdio:")
+
+
+# ------------------------------------------------------- the run goes on
+
+
+def test_a_run_reports_the_failure_per_scenario_and_everything_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A harness garbling its second answer once: one rule errors (protocol), the rest pass."""
+    monkeypatch.setenv("ONCE_DIR", str(tmp_path))
+    adapter = fake("garble", env=dict(os.environ))
+    try:
+        result = run_suite(adapter, profile="quick", rules="PRE-1,PRE-2", report_dir=tmp_path)
+    finally:
+        adapter.close()
+    statuses = {o.id: o.status for o in result.rules}
+    errors = [f for o in result.rules for f in o.errors]
+    assert sorted(statuses.values()) == ["error", "pass"], statuses
+    (failure,) = errors
+    assert failure.category == "protocol" and "not JSON" in failure.message
+    assert failure.counterexample is not None
+    saved = json.loads(Path(failure.counterexample).read_text())
+    assert any("misbehaving (garble)" in line for line in saved["required"])  # stderr kept
+    assert result.transport is not None and result.transport["failures"] == {"protocol": 1}
+    assert not result.kit_errors
+
+
+def test_the_cli_writes_the_report_with_the_transport_section(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ONCE_DIR", str(tmp_path))
+    command = f"stdio:{sys.executable} {FAKE} hang"
+    code = main(
+        [
+            *("run", "--adapter", command, "--profile", "quick", "--rules", "PRE-1,PRE-2"),
+            *("--deadline", "1", "--report", str(tmp_path), "-q"),
+        ]
+    )
+    assert code == 1
+    report = json.loads((tmp_path / "report.json").read_text())
+    validate(report, "report")
+    assert report["transport"]["failures"] == {"timeout": 1}
+    timeouts = [f for r in report["rules"] for f in r["failures"] if f["kind"] == "timeout"]
+    assert [f["category"] for f in timeouts] == ["timeout"]
+    markdown = (tmp_path / "report.md").read_text()
+    assert "## Transport" in markdown and "misbehaving (hang) on seq 2" in markdown
+
+
+def test_skipped_by_the_harness_is_reported_skipped_with_its_reason(tmp_path: Path) -> None:
+    adapter = fake("skip-approval")
+    try:
+        result = run_suite(adapter, profile="quick", rules="PRE-4")
+    finally:
+        adapter.close()
+    (outcome,) = result.rules
+    assert outcome.status == "skipped", outcome
+    assert outcome.reason is not None and "fake: no approval seam" in outcome.reason
