@@ -27,7 +27,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--toolreg-adapter",
         default="reference",
-        help="adapter to check: reference | python:MODULE:FACTORY (default: reference)",
+        help="adapter to check: reference | python:MODULE:FACTORY | 'stdio:COMMAND ARGS...' "
+        "| http://HOST:PORT (default: reference)",
+    )
+    group.addoption(
+        "--toolreg-validate-protocol",
+        action="store_true",
+        default=False,
+        help="validate every harness message against the protocol schema (stdio/HTTP)",
+    )
+    group.addoption(
+        "--toolreg-deadline",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="per-answer deadline of a stdio/HTTP harness (default: 20)",
     )
     group.addoption(
         "--toolreg-profile",
@@ -60,19 +74,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def toolreg_adapter(pytestconfig: pytest.Config) -> Adapter:
+def toolreg_adapter(pytestconfig: pytest.Config) -> Iterator[Adapter]:
     """The adapter named by ``--toolreg-adapter``, loaded once per session (per xdist worker)."""
     from .adapter import AdapterError, load_adapter
 
     spec = str(pytestconfig.getoption("--toolreg-adapter", default="reference"))
     try:
-        adapter = load_adapter(spec)
+        adapter = load_adapter(
+            spec,
+            validate_protocol=bool(pytestconfig.getoption("--toolreg-validate-protocol")),
+            deadline_s=pytestconfig.getoption("--toolreg-deadline"),
+        )
         adapter.describe()
     except AdapterError as e:
         pytest.fail(f"--toolreg-adapter: {e}", pytrace=False)
     except Exception as e:
         pytest.fail(f"--toolreg-adapter {spec!r} failed to start: {e}", pytrace=False)
-    return adapter
+    yield adapter
+    close = getattr(adapter, "close", None)
+    if callable(close):
+        close()
 
 
 @pytest.fixture(scope="session")

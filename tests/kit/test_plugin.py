@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
+
+# Imported here so pytester's in-process runs share one hypothesis and one kit:
+# each run restores sys.modules afterwards, and strategies built under a
+# re-imported hypothesis are not SearchStrategy instances of the first one.
+import conformance.runner  # noqa: F401
 
 pytest_plugins = ["pytester"]
 
@@ -81,3 +87,11 @@ def test_the_rule_marker_works_under_strict_markers(pytester: pytest.Pytester) -
 def test_it_runs_under_xdist(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(*BASE, "-n", "2", "-k", "PRE-3")
     result.assert_outcomes(passed=1)
+
+
+def test_it_drives_a_stdio_harness(pytester: pytest.Pytester) -> None:
+    harness = f"stdio:{sys.executable} -m conformance.harness"
+    result = pytester.runpytest(
+        *BASE, f"--toolreg-adapter={harness}", "--toolreg-validate-protocol", "-k", "PRE-1 or FIN-2"
+    )
+    result.assert_outcomes(passed=2)
