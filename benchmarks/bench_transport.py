@@ -1,0 +1,106 @@
+"""Scenarios per second through each transport, beside in-process (a benchmark, not a test).
+
+    python benchmarks/bench_transport.py                          # reference: in-process vs stdio
+    python benchmarks/bench_transport.py --adapter "stdio:node adapters/dsh/harness.mjs"
+    python benchmarks/bench_transport.py --profile ci --adapter "stdio:node adapters/dsh/harness.mjs"
+
+One fixed corpus of generated scenarios (drawn once, derandomized) runs on
+each adapter; the per-scenario cost of a transport is its time minus the
+in-process time on the same corpus. ``--profile`` also times a whole run of
+the kit in that profile on the given adapter. README quotes the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+
+from conformance.adapter import Adapter, ImplementationFailure, ScenarioSkipped, load_adapter
+from conformance.runner import run_suite
+from conformance.strategies import scenarios
+
+
+def corpus(n: int) -> list[dict[str, Any]]:
+    drawn: list[dict[str, Any]] = []
+
+    @settings(
+        max_examples=n,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(scenarios())
+    def collect(s: dict[str, Any]) -> None:
+        drawn.append(s)
+
+    collect()
+    return drawn
+
+
+def per_scenario_ms(adapter: Adapter, drawn: list[dict[str, Any]], rounds: int) -> float:
+    """Median over ``rounds`` of the mean wall time per scenario (ms); skips count as runs."""
+    adapter.describe()  # start outside the clock
+    for s in drawn[:20]:  # warm up
+        _run(adapter, s)
+    samples = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        for s in drawn:
+            _run(adapter, s)
+        samples.append((time.perf_counter() - started) * 1000 / len(drawn))
+    return statistics.median(samples)
+
+
+def _run(adapter: Adapter, scenario: dict[str, Any]) -> None:
+    try:
+        adapter.run(scenario)
+    except (ScenarioSkipped, ImplementationFailure):
+        pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--adapter",
+        action="append",
+        help="adapters to compare (default: reference over stdio)",
+    )
+    parser.add_argument("--scenarios", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--profile", help="also time a whole kit run in this profile")
+    args = parser.parse_args()
+    drawn = corpus(args.scenarios)
+    baseline = per_scenario_ms(load_adapter("reference"), drawn, args.rounds)
+    print(f"{len(drawn)} scenarios; in-process reference: {baseline:.3f} ms/scenario")
+    specs = args.adapter or [f"stdio:{sys.executable} -m conformance.harness"]
+    for spec in specs:
+        adapter = load_adapter(spec)
+        try:
+            ms = per_scenario_ms(adapter, drawn, args.rounds)
+            overhead = f"{ms - baseline:+.3f} ms vs in-process reference"
+            print(f"{spec}: {ms:.3f} ms/scenario ({1000 / ms:.0f}/s), {overhead}")
+            if args.profile:
+                started = time.perf_counter()
+                result = run_suite(adapter, profile=args.profile)
+                wall = time.perf_counter() - started
+                counts: dict[str, int] = {}
+                for outcome in result.rules:
+                    counts[outcome.status] = counts.get(outcome.status, 0) + 1
+                print(
+                    f"  profile {args.profile}: {wall:.1f} s wall, {result.scenarios} scenarios, "
+                    f"{counts}"
+                )
+        finally:
+            close = getattr(adapter, "close", None)
+            if callable(close):
+                close()
+
+
+if __name__ == "__main__":
+    main()
