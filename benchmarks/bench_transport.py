@@ -2,7 +2,7 @@
 
     python benchmarks/bench_transport.py                          # reference: in-process vs stdio
     python benchmarks/bench_transport.py --adapter "stdio:node adapters/dsh/harness.mjs"
-    python benchmarks/bench_transport.py --profile ci --adapter "stdio:node adapters/dsh/harness.mjs"
+    python benchmarks/bench_transport.py --profile ci --adapter "stdio:node adapters/dsh/..."
 
 One fixed corpus of generated scenarios (drawn once, derandomized) runs on
 each adapter; the per-scenario cost of a transport is its time minus the
@@ -13,6 +13,7 @@ the kit in that profile on the given adapter. README quotes the figures.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
@@ -58,10 +59,8 @@ def per_scenario_ms(adapter: Adapter, drawn: list[dict[str, Any]], rounds: int) 
 
 
 def _run(adapter: Adapter, scenario: dict[str, Any]) -> None:
-    try:
+    with contextlib.suppress(ScenarioSkipped, ImplementationFailure):
         adapter.run(scenario)
-    except (ScenarioSkipped, ImplementationFailure):
-        pass
 
 
 def main() -> None:
