@@ -39,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Check a tool-registry implementation against SPEC.md, rule by rule.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{run,replay,rules}", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
     run = sub.add_parser("run", help="run the suite against an adapter")
@@ -67,6 +67,13 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--adapter", default="reference", help="default: reference")
     _transport_options(replay)
 
+    render = sub.add_parser(
+        "render", help="Markdown from a report.json (plus the findings of an --expect file)"
+    )
+    render.add_argument("report", metavar="REPORT_JSON")
+    render.add_argument("--expect", metavar="FILE", help="add its entries as findings")
+    render.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
+
     rules = sub.add_parser("rules", help="list every rule and how it is tested")
     rules.add_argument("--rules", help="only these IDs or globs")
     return parser
@@ -93,6 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args, sys.stdout, sys.stderr)
         if args.command == "replay":
             return _replay(args, sys.stdout)
+        if args.command == "render":
+            return _render(args, sys.stdout)
         return _rules(args, sys.stdout)
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -303,6 +312,32 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_FAIL
     note = "" if checks else " (the rule's premise did not hold: 0 checks)"
     print(f"FIXED: {target} holds on {who} ({checks} checks){note}", file=out)
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------- render
+
+
+def _render(args: argparse.Namespace, out: TextIO) -> int:
+    import os
+
+    from .expect import load_expectations
+    from .report import findings_markdown, report_markdown, result_from_json
+
+    document = load_json(args.report, "report")
+    result = result_from_json(document)
+    findings: list[str] = []
+    if args.expect:
+        expectations = load_expectations(args.expect)
+        # counterexample paths are relative to the expect file; show them from the output's dir
+        where = Path(args.output).parent if args.output else Path.cwd()
+        base = os.path.relpath(Path(args.expect).parent, where)
+        findings = findings_markdown(expectations.expected, "" if base == "." else base + "/")
+    text = report_markdown(result, document.get("expectFile"), findings)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        out.write(text)
     return EXIT_OK
 
 

@@ -39,6 +39,8 @@ __all__ = [
 ]
 
 FAILING_STATUSES = ("fail", "error", "timeout")
+# The parts of an entry people write; --update-expect keeps them as they are.
+DOCUMENTATION_KEYS = ("link", "requires", "does", "assessment", "evidence", "counterexample")
 
 
 @dataclass
@@ -87,7 +89,16 @@ def apply_expectations(result: RunResult, expectations: Expectations) -> list[st
             continue
         outcome.expected = dict(entry)
         want = entry["status"]
-        if outcome.status == want:
+        seen = _categories(outcome)
+        if outcome.status == want and entry.get("category") and entry["category"] not in seen:
+            hint = (
+                f"listed in {source} as an expected {want} of category {entry['category']}, "
+                f"but its {want} is of category {', '.join(sorted(seen)) or 'none'}: "
+                "a changed failure category (fix the entry, or rerun with --update-expect)"
+            )
+            outcome.reason = hint
+            hints.append(f"{outcome.id}: {hint}")
+        elif outcome.status == want:
             outcome.status = "expected-fail"
             if entry.get("reason"):
                 outcome.reason = entry["reason"]
@@ -117,6 +128,11 @@ def apply_expectations(result: RunResult, expectations: Expectations) -> list[st
     return hints
 
 
+def _categories(outcome: RuleOutcome) -> set[str]:
+    """The failure categories of a rule's errors and timeouts (``fail`` has none)."""
+    return {f.category for f in (*outcome.errors, *outcome.timeouts) if f.category}
+
+
 def actual_status(outcome: RuleOutcome) -> str:
     """The status a rule really ended in, before --expect relabelled it."""
     if outcome.status == "expected-fail" and outcome.expected is not None:
@@ -138,8 +154,12 @@ def updated_expectations(result: RunResult, previous: Expectations | None) -> Ex
             reason = before.get("reason") or _first_message(outcome)
             if reason:
                 entry["reason"] = reason if len(reason) <= 300 else reason[:297] + "..."
-            if before.get("link"):
-                entry["link"] = before["link"]
+            seen = _categories(outcome)
+            if status != "fail" and len(seen) == 1:
+                entry["category"] = next(iter(seen))
+            for key in DOCUMENTATION_KEYS:  # written by people: never dropped
+                if key in before:
+                    entry[key] = before[key]
             expected[outcome.id] = entry
         elif before and status in ("skipped", "untested", "not-exercised"):
             expected[outcome.id] = dict(before)  # not confirmed either way: keep it

@@ -14,9 +14,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .adapter import AdapterInfo
 from .runner import Failure, RuleOutcome, RunResult
 
-__all__ = ["STATUSES", "group_counts", "report_json", "write_reports"]
+__all__ = [
+    "STATUSES",
+    "findings_markdown",
+    "group_counts",
+    "report_json",
+    "result_from_json",
+    "write_reports",
+]
 
 STATUSES = (
     "pass",
@@ -70,7 +78,10 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def report_markdown(result: RunResult, expect_file: str | None = None) -> str:
+def report_markdown(
+    result: RunResult, expect_file: str | None = None, findings: Iterable[str] = ()
+) -> str:
+    """The Markdown report; ``findings`` (lines) go right after the summary table."""
     info = result.implementation
     lines = [
         f"# Conformance report: {info.name} {info.version}",
@@ -88,6 +99,7 @@ def report_markdown(result: RunResult, expect_file: str | None = None) -> str:
     lines += ["| group | pass | failing | other |", "|---|---:|---:|---:|"]
     lines += [f"| {g} | {p} | {f} | {o} |" for g, p, f, o in group_counts(result)]
     lines.append("")
+    lines += findings
     for group, outcomes in groups(result).items():
         lines += [
             f"## {group}",
@@ -152,6 +164,85 @@ def _transport_section(transport: dict[str, Any]) -> list[str]:
     else:
         lines.append("(empty)")
     lines.append("")
+    return lines
+
+
+def result_from_json(document: dict[str, Any]) -> RunResult:
+    """A RunResult back from ``report.json`` (so Markdown can be re-rendered from it)."""
+    impl = document["implementation"]
+    info = AdapterInfo(
+        name=impl["name"],
+        version=impl["version"],
+        language=impl["language"],
+        capabilities=frozenset(impl["capabilities"]),
+        missing=dict(impl.get("missing", {})),
+    )
+    rules = []
+    for rule in document["rules"]:
+        outcome = RuleOutcome(
+            rule["id"],
+            rule["title"],
+            rule["group"],
+            status=rule["status"],
+            checks=rule["checks"],
+            reason=rule.get("reason"),
+            expected=rule.get("expected"),
+        )
+        buckets = {"fail": outcome.failures, "error": outcome.errors, "timeout": outcome.timeouts}
+        for f in rule["failures"]:
+            buckets[f["kind"]].append(
+                Failure(f["message"], f["scenario"], f["counterexample"], f.get("category"))
+            )
+        rules.append(outcome)
+    return RunResult(
+        implementation=info,
+        profile=document["profile"],
+        seed=document["seed"],
+        rules=rules,
+        kit_errors=list(document["kitErrors"]),
+        duration_s=float(document.get("durationSeconds", 0.0)),
+        scenarios=int(document.get("scenarios", 0)),
+        notes=list(document.get("notes", [])),
+        transport=document.get("transport"),
+    )
+
+
+ASSESSMENTS = {
+    "documented-choice": "a deliberate, documented choice of the implementation",
+    "likely-defect": "looks like a defect: nothing in the implementation's docs says so",
+    "spec-disagreement": "the spec and the implementation disagree (recorded in SPEC.md)",
+    "harness-limitation": "the harness cannot express what the rule needs",
+}
+
+
+def findings_markdown(expected: dict[str, dict[str, Any]], base: str = "") -> list[str]:
+    """One section per expected failure: what the spec requires, what happens, and why."""
+    lines = ["## Findings", ""]
+    if not expected:
+        return [*lines, "No known failures.", ""]
+    for rid in sorted(expected):
+        entry = expected[rid]
+        category = f", {entry['category']}" if entry.get("category") else ""
+        lines += [f"### {rid} — {entry['status']}{category}", ""]
+        if entry.get("requires"):
+            lines.append(f"- **The spec requires:** {entry['requires']}")
+        if entry.get("does"):
+            lines.append(f"- **The implementation does:** {entry['does']}")
+        if entry.get("assessment"):
+            meaning = ASSESSMENTS.get(entry["assessment"], "")
+            lines.append(f"- **Assessment:** `{entry['assessment']}` — {meaning}")
+        evidence = entry.get("evidence")
+        if evidence:
+            lines.append(f"- **Evidence** ({evidence['source']}):")
+            lines += ["", *(f"  > {line}" for line in evidence["quote"].splitlines()), ""]
+        if entry.get("counterexample"):
+            path = f"{base}{entry['counterexample']}"
+            lines.append(f"- **Replay:** `toolreg-conformance replay {path} --adapter ADAPTER`")
+        if entry.get("reason") and not entry.get("does"):
+            lines.append(f"- {entry['reason']}")
+        if entry.get("link"):
+            lines.append(f"- Tracked: {entry['link']}")
+        lines.append("")
     return lines
 
 

@@ -176,3 +176,42 @@ def test_apply_and_update_on_synthetic_outcomes() -> None:
         "A-4": {"status": "fail", "reason": "boom"},
         "A-5": {"status": "error", "reason": "r5"},  # unconfirmed: kept
     }
+
+
+def test_a_changed_error_category_fails_the_run_and_update_records_categories() -> None:
+    crash = Failure("[crash] the harness exited", "s", None, "crash")
+    protocol = Failure("[protocol] not JSON", "s", None, "protocol")
+    result = result_of(
+        RuleOutcome("A-1", "a", "A", status="error", errors=[crash]),
+        RuleOutcome("A-2", "a", "A", status="error", errors=[protocol]),
+    )
+    documented = {
+        "requires": "r",
+        "does": "d",
+        "assessment": "likely-defect",
+        "evidence": {"quote": "q", "source": "README.md"},
+        "counterexample": "cases/A-1.json",
+        "link": "https://example.invalid/1",
+    }
+    expectations = Expectations(
+        "impl",
+        {
+            "A-1": {"status": "error", "category": "crash", **documented},
+            "A-2": {"status": "error", "category": "crash"},
+        },
+        "expect.json",
+    )
+    hints = apply_expectations(result, expectations)
+    status = {o.id: o.status for o in result.rules}
+    assert status == {"A-1": "expected-fail", "A-2": "error"}
+    assert not result.conformant
+    assert [h.split(":")[0] for h in hints] == ["A-2"] and "changed failure category" in hints[0]
+
+    updated = updated_expectations(result, expectations).expected
+    assert updated["A-1"] == {
+        "status": "error",
+        "category": "crash",
+        "reason": "[crash] the harness exited",
+        **documented,
+    }
+    assert updated["A-2"]["category"] == "protocol"  # the run's category, recorded

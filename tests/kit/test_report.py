@@ -131,3 +131,31 @@ def test_a_report_with_an_unknown_status_does_not_validate() -> None:
     report["rules"][0]["status"] = "flaky"
     with pytest.raises(FixtureError, match=r"\$\.rules\[0\]\.status"):
         validate(report, "report")
+
+
+def test_render_rebuilds_report_md_from_report_json_and_adds_findings(tmp_path: Path) -> None:
+    report = tmp_path / "report"
+    main(["run", "--profile", "quick", "--rules", "PRE-1,PRE-2", "-q", "--report", str(report)])
+    rendered = tmp_path / "rendered.md"
+    assert main(["render", str(report / "report.json"), "-o", str(rendered)]) == 0
+    assert rendered.read_text() == (report / "report.md").read_text()
+
+    cases = tmp_path / "impl"
+    cases.mkdir()
+    expect = cases / "expect.json"
+    entry = {
+        "status": "fail",
+        "requires": "what the spec says",
+        "does": "what it does",
+        "assessment": "documented-choice",
+        "evidence": {"quote": "We do it on purpose.", "source": "README.md"},
+        "counterexample": "cases/PRE-1.json",
+    }
+    expect.write_text(json.dumps({"implementation": "x", "expected": {"PRE-1": entry}}))
+    assert (
+        main(["render", str(report / "report.json"), "--expect", str(expect), "-o", str(rendered)])
+        == 0
+    )
+    text = rendered.read_text()
+    assert "## Findings" in text and "> We do it on purpose." in text
+    assert "replay impl/cases/PRE-1.json" in text  # relative to the output file
