@@ -74,8 +74,9 @@ class CallView:
     def code(self) -> str | None:
         if not self.result or not self.result.get("isError"):
             return None
-        info = self.result.get("error", {}).get("info") or {}
-        code = info.get("code")
+        error = self.result.get("error")
+        info = error.get("info") if isinstance(error, Mapping) else None
+        code = info.get("code") if isinstance(info, Mapping) else None
         return code if isinstance(code, str) else None
 
     def entered(self, stage: str, ident: str | None = None) -> list[Mapping[str, Any]]:
