@@ -1,0 +1,497 @@
+// The scenario language on the real @deepseek-ai/dsh-tools registry.
+//
+// This file is conformance/adapters/reference.py with the API calls swapped: it
+// builds the set-up from script.mjs's Session factories (which interpret every
+// scripted step and record every event), maps them onto the upstream API (a
+// fresh Cordis context per scenario with ToolRuntime and its SystemPrompt,
+// agent scopes from dsh-scope, a stand-in approval service, the timeout policy
+// plugin, a scripted code runtime), and runs the scenario's actions in order.
+// It never judges anything, and it never fixes what upstream does: it maps.
+
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { format } from 'node:util'
+
+import { Context, Service } from '@deepseek-ai/cordis'
+import { CodeRuntime } from '@deepseek-ai/dsh-code-runtime'
+import { createScope } from '@deepseek-ai/dsh-scope'
+import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
+import * as TimeoutPolicy from '@deepseek-ai/dsh-tool-call-timeout-policy'
+import { TOOL_RUNTIME_SCHEDULER, ToolRuntime } from '@deepseek-ai/dsh-tools'
+
+import { decode, jsonable, ScriptError, Session } from './script.mjs'
+
+const require = createRequire(import.meta.url)
+const UPSTREAM = JSON.parse(readFileSync(require.resolve('@deepseek-ai/dsh-tools/package.json'), 'utf8'))
+
+/** The per-action deadline, as conformance/adapters/reference.py's ACTION_DEADLINE_S. */
+export const ACTION_DEADLINE_MS = 5000
+
+/** Who answers the `start` request. */
+export const IMPLEMENTATION = { name: UPSTREAM.name, version: UPSTREAM.version, language: 'typescript' }
+
+/** Every optional capability of the kit is expressible on dsh-tools (see README.md, "Mapping"). */
+export const CAPABILITIES = [
+  'approval',
+  'code-mode',
+  'presentation',
+  'registry-mutation',
+  'scheduler',
+  'scopes',
+  'timeout-policy',
+]
+
+/** Capabilities this harness cannot express, with the reason (none at present). */
+export const MISSING = {}
+
+/** How long the set-up may take before the harness gives up (a harness failure, not a trace). */
+const SETUP_DEADLINE_MS = 5000
+
+/**
+ * A dsh-tools ToolDefinition (camelCase keys) from a scenario tool spec. Raw
+ * registration through `ctx.tools.register()`: `parameters` is the scenario's
+ * JSON Schema, as the spec's definition carries it (see README.md, PIPE-4).
+ * @param {Session} session
+ * @param {object} spec
+ */
+export function buildDefinition(session, spec) {
+  const definition = { name: spec.name, execute: session.toolBody(spec) }
+  if ('description' in spec) definition.description = spec.description
+  if ('parameters' in spec) definition.parameters = spec.parameters
+  if ('output' in spec) {
+    const out = spec.output
+    const output = {}
+    if ('schema' in out) output.schema = out.schema
+    if ('render' in out) output.render = session.projection(out.render, { content: true })
+    if ('presentationMeta' in out) output.presentationMeta = session.projection(out.presentationMeta, { content: false })
+    definition.output = output
+  }
+  if ('finalizeContent' in spec) definition.finalizeContent = session.finalizer(spec)
+  if ('isConcurrencySafe' in spec) definition.isConcurrencySafe = session.classifier(spec)
+  if ('timeoutMs' in spec) definition.timeoutMs = decode(spec.timeoutMs)
+  if ('presentCall' in spec) definition.presentCall = session.projection(spec.presentCall, { content: false })
+  if ('presentResult' in spec) definition.presentResult = session.projection(spec.presentResult, { content: false })
+  Object.assign(definition, spec.extra ?? {})
+  return definition
+}
+
+/** `${type}: ${message}`, as Python's f"{type(e).__name__}: {e}". */
+export function describeError(e) {
+  if (e instanceof Error || (e !== null && typeof e === 'object' && 'message' in e)) {
+    const name = typeof e.name === 'string' && e.name ? e.name : (e.constructor?.name ?? 'Error')
+    return `${name}: ${e.message}`
+  }
+  return `${typeof e}: ${String(e)}`
+}
+
+/**
+ * A code runtime whose program is JSON: `{"steps": [...]}` (reference.ScriptedCodeRuntime).
+ *
+ * Steps: `{"call": NAME, "arguments": {...}}` calls a binding of the `tools`
+ * namespace (a rejection is recorded, the program goes on); `{"log": TEXT}`;
+ * `{"return": VALUE}` ends the program with VALUE; `{"fail": TEXT}` fails the
+ * run. Without a `return` the program's value is the list of call outcomes,
+ * each `{"ok": value}` or `{"error": {"toolName": ..., "message": ...}}`.
+ * Failures are a result field (`error: {kind, message}`), per the CodeRuntime contract.
+ */
+class ScriptedCodeRuntime extends CodeRuntime {
+  /** dsh-tools gates Code Mode on an SDK renderer for the runtime's language. */
+  language = 'typescript'
+  isolation = 'in-process'
+
+  async run(request) {
+    const logs = []
+    let steps
+    try {
+      steps = JSON.parse(request.program).steps
+      if (!Array.isArray(steps)) throw new TypeError('"steps" is not a list')
+    } catch (e) {
+      return { logs, error: { kind: 'exception', message: `not a scripted program: ${e.message}` } }
+    }
+    const namespace = request.bindings.find((b) => b.global === 'tools')
+    const functions = namespace?.functions ?? {}
+    const memberProperty = namespace?.errorClass?.memberNameProperty ?? 'toolName'
+    const outcomes = []
+    for (const step of steps) {
+      if (step === null || typeof step !== 'object') continue
+      if ('call' in step) {
+        try {
+          const binding = functions[step.call]
+          if (typeof binding !== 'function') throw new TypeError(`tools.${step.call} is not a function`)
+          outcomes.push({ ok: await binding(step.arguments ?? {}) })
+        } catch (e) {
+          outcomes.push({ error: { [memberProperty]: step.call, message: e?.message ?? String(e) } })
+        }
+      } else if ('log' in step) {
+        logs.push(String(step.log))
+      } else if ('return' in step) {
+        return { value: step.return, logs }
+      } else if ('fail' in step) {
+        return { logs, error: { kind: 'exception', message: String(step.fail) } }
+      }
+    }
+    return { value: outcomes, logs }
+  }
+}
+
+/** The approval seam dsh-tools reads with `ctx.get('approval')`: a Service named `approval`. */
+function approvalService(request) {
+  return class ScriptedApproval extends Service {
+    constructor(ctx) {
+      super(ctx, 'approval')
+    }
+
+    request(req) {
+      return request(req)
+    }
+  }
+}
+
+function deadline(ms, what) {
+  let timer
+  const promise = new Promise((resolve, reject) => {
+    timer = setTimeout(() => reject(new DeadlineExceeded(what)), ms)
+  })
+  return { promise, clear: () => clearTimeout(timer) }
+}
+
+class DeadlineExceeded extends Error {
+  constructor(what) {
+    super(what)
+    this.name = 'DeadlineExceeded'
+  }
+}
+
+/** Race `pending` against the per-action deadline; the loser is left to settle on its own. */
+async function withinActionDeadline(pending) {
+  pending.catch(() => {}) // a late rejection after the deadline must not crash the harness
+  const timer = deadline(ACTION_DEADLINE_MS, 'action')
+  try {
+    return await Promise.race([pending, timer.promise])
+  } finally {
+    timer.clear()
+  }
+}
+
+function logToStderr(message) {
+  process.stderr.write(`dsh-tools ${message.type} [${message.name}] ${format(...message.args)}\n`)
+}
+
+/** A fresh Cordis world for one scenario: ToolRuntime, its SystemPrompt, and the optional seams. */
+async function boot(scenario, session) {
+  const mode = scenario.registry?.mode ?? 'native'
+  const root = new Context()
+  // Upstream's own warnings (a failed observer, a failed dispatch-log listener...) go to
+  // stderr, where the kit keeps them as evidence; Cordis has no console exporter by default.
+  root.logger.exporter({ levels: { default: 2 }, export: logToStderr })
+  root.plugin(SystemPrompt)
+  root.plugin(ToolRuntime, { mode })
+  const needs = ['tools']
+  if (mode !== 'native') {
+    root.plugin(ScriptedCodeRuntime)
+    needs.push('codeRuntime')
+  }
+  if (scenario.approval !== undefined) {
+    root.plugin(approvalService(session.approvalRequest(scenario.approval)))
+    needs.push('approval')
+  }
+  // Awaiting plugin() does not mean a service is ready: wait until all are injected.
+  const timer = deadline(SETUP_DEADLINE_MS, `services ${needs.join(', ')} not ready`)
+  try {
+    const ctx = await Promise.race([
+      new Promise((resolve) => {
+        root.inject(needs, (ctx) => {
+          resolve(ctx)
+        })
+      }),
+      timer.promise,
+    ])
+    if (scenario.timeoutPolicy) {
+      // Plugged before any scenario wrapper, so it is the outermost tools/execute listener.
+      await Promise.race([ctx.plugin(TimeoutPolicy), timer.promise])
+    }
+    return { root, ctx }
+  } finally {
+    timer.clear()
+  }
+}
+
+/**
+ * Run one scenario on dsh-tools and return its trace (trace.schema.json).
+ * Throws a ScriptError when the scenario cannot be interpreted (the run is `errored`).
+ * @param {object} scenario
+ */
+export async function runScenario(scenario) {
+  const session = new Session(scenario)
+  const log = []
+  const agents = new Map()
+  /** The stand-in for an upstream Agent: a scope key with the session the Code Mode bridge logs to. */
+  const agentFor = (id) => {
+    if (id === undefined || id === null) return undefined
+    let agent = agents.get(id)
+    if (agent === undefined) {
+      agent = {
+        id,
+        session: {
+          append(type, data) {
+            if (type !== 'tool/code-dispatch') return
+            log.push({
+              type,
+              id: data.subCallId,
+              parentCallId: data.parentCallId,
+              name: data.name,
+              isError: data.isError,
+              content: jsonable(data.content),
+            })
+          },
+        },
+      }
+      agents.set(id, agent)
+    }
+    return agent
+  }
+
+  const { root, ctx } = await boot(scenario, session)
+  try {
+    const scopes = new Map()
+    /** The registering context: global, or the agent's scope minted from the injected context. */
+    const contextFor = (id) => {
+      if (id === undefined || id === null) return ctx
+      let scope = scopes.get(id)
+      if (scope === undefined) {
+        scope = createScope(ctx, agentFor(id))
+        scopes.set(id, scope)
+      }
+      return scope.ctx
+    }
+
+    const specs = new Map()
+    for (const tool of scenario.tools ?? []) specs.set(tool.key ?? tool.name, tool)
+    const disposers = new Map()
+    const registrations = []
+
+    const register = (key) => {
+      const spec = specs.get(key)
+      if (spec === undefined) throw new ScriptError(`no scenario tool with key ${JSON.stringify(key)}`)
+      try {
+        disposers.set(key, contextFor(spec.scope).tools.register(buildDefinition(session, spec)))
+      } catch (e) {
+        if (e instanceof ScriptError) throw e
+        return { key, ok: false, error: describeError(e) }
+      }
+      return { key, ok: true }
+    }
+    const dispose = (key) => {
+      const disposer = disposers.get(key)
+      if (disposer !== undefined) {
+        disposers.delete(key)
+        disposer()
+      }
+    }
+    session.registerHook = (key) => {
+      registrations.push(register(key))
+    }
+    session.disposeHook = dispose
+
+    for (const [key, spec] of specs) {
+      if (spec.registered ?? true) registrations.push(register(key))
+    }
+    for (const [event, key, make] of [
+      ['tools/pre-execute', 'preExecute', (s) => session.preListener(s)],
+      ['tools/execute', 'wrappers', (s) => session.wrapper(s)],
+      ['tools/post-execute', 'postExecute', (s) => session.postListener(s)],
+      ['tools/result', 'observers', (s) => session.observer(s)],
+      ['tools/code-dispatch-log', 'codeDispatchLog', (s) => session.codeDispatchLog(s)],
+    ]) {
+      for (const spec of scenario[key] ?? []) contextFor(spec.scope).on(event, make(spec))
+    }
+    for (const spec of scenario.guards ?? []) contextFor(spec.scope).tools.guard(session.guard(spec))
+
+    const callInput = (call) => {
+      const { controller, arguments: args } = session.caller(call)
+      const agent = agentFor(call.agent)
+      return {
+        callId: call.callId,
+        name: call.name,
+        arguments: args,
+        signal: controller.signal,
+        ...(agent !== undefined ? { agent } : {}),
+      }
+    }
+
+    const actions = await runActions(scenario, {
+      execute: (call) => ctx.tools.execute(callInput(call)),
+      batch: (calls, maxParallel) => runBatch(ctx.tools, calls.map(callInput), maxParallel),
+      schemas: (scope) => ctx.tools.schemas(agentFor(scope)),
+      executionMode: (call) => ctx.tools.executionMode(callInput(call)).kind,
+      register: (key) => {
+        const outcome = register(key)
+        registrations.push(outcome)
+        return outcome
+      },
+      dispose,
+      resultJson: (result) => session.binding.resultJson(result),
+    })
+    // Observers are notified without being awaited upstream; one turn lets the
+    // synchronous tails of the last notification land before the snapshot.
+    await new Promise((resolve) => setImmediate(resolve))
+    if (session.scriptErrors.length > 0) throw session.scriptErrors[0]
+    return {
+      registrations,
+      actions,
+      events: session.events.slice(),
+      log: log.slice(),
+    }
+  } finally {
+    Promise.resolve()
+      .then(() => root.fiber.dispose())
+      .catch(() => {})
+  }
+}
+
+/** Run a scenario's actions in order; one answer per action (run_actions of reference.py). */
+export async function runActions(scenario, { execute, batch, schemas, executionMode, register, dispose, resultJson }) {
+  const answers = []
+  for (const action of scenario.actions ?? []) {
+    try {
+      if ('call' in action) {
+        const result = await withinActionDeadline(Promise.resolve().then(() => execute(action.call)))
+        answers.push({ result: resultJson(result) })
+      } else if ('batch' in action) {
+        const pending = Promise.resolve().then(() => batch(action.batch, action.maxParallel ?? 4))
+        const results = await withinActionDeadline(pending)
+        answers.push({ results: results.map(resultJson) })
+      } else if ('schemas' in action) {
+        const scope = action.schemas.scope
+        const listed = schemas(scope)
+        const answer = { schemas: jsonable(listed) }
+        if ('mutate' in action) {
+          let target = listed
+          const path = action.mutate.path
+          try {
+            for (const key of path.slice(0, -1)) target = target[key]
+            target[path[path.length - 1]] = action.mutate.value
+          } catch {
+            // a refused mutation is what DEF-2 asks for; `after` shows whether it took
+          }
+          answer.after = jsonable(schemas(scope))
+        }
+        answers.push(answer)
+      } else if ('executionMode' in action) {
+        answers.push({ mode: executionMode(action.executionMode) })
+      } else if ('register' in action) {
+        const { key, ...outcome } = register(action.register)
+        answers.push(outcome)
+      } else if ('dispose' in action) {
+        dispose(action.dispose)
+        answers.push({})
+      }
+    } catch (e) {
+      if (e instanceof ScriptError) throw e
+      if (e instanceof DeadlineExceeded) {
+        answers.push({ raised: `deadline of ${ACTION_DEADLINE_MS / 1000} s exceeded` })
+      } else {
+        answers.push({ raised: describeError(e) })
+      }
+    }
+  }
+  return answers
+}
+
+/**
+ * Drive one model turn's batch through dsh-tools' staged scheduler view
+ * (`ctx.tools[TOOL_RUNTIME_SCHEDULER]`: prepare / dispatch / finalize / finish).
+ *
+ * The driver is the one upstream ships in `@deepseek-ai/dsh-agent-loop`
+ * 0.1.0-rc.8 (`executeToolCalls` / `runGroup`, internal to the agent loop, MIT),
+ * restated without its session appends and step-abort bookkeeping: the first
+ * call's mode picks an exclusive barrier or a parallel pool; in a pool every
+ * later call is reclassified before it starts (an exclusive one ends the pool);
+ * prepare runs one call at a time in model order; bodies overlap up to
+ * `maxParallel`; finalize/finish commit strictly in model order.
+ * @returns {Promise<object[]>} the results, in model order
+ */
+export async function runBatch(tools, inputs, maxParallel) {
+  const scheduler = tools[TOOL_RUNTIME_SCHEDULER]
+  const results = []
+  let next = 0
+  while (next < inputs.length) {
+    const mode = tools.executionMode(inputs[next]).kind
+    const group = mode === 'parallel' ? inputs.slice(next) : [inputs[next]]
+    const outcome = await runGroup(scheduler, tools, group, mode, maxParallel)
+    results.push(...outcome.results)
+    next += outcome.consumed
+  }
+  return results
+}
+
+async function runGroup(scheduler, tools, group, mode, maxParallel) {
+  const slots = group.map(() => undefined)
+  const results = []
+  let nextToStart = 0
+  let committed = 0
+  let started = 0
+  let failure
+  const throwFailure = () => {
+    if (failure !== undefined) throw failure.error
+  }
+  const commitReady = async () => {
+    while (committed < group.length) {
+      const slot = slots[committed]
+      if (slot === undefined) break
+      const result = slot.needsPost
+        ? await scheduler.finalize(slot.exec, slot.result)
+        : scheduler.finish(slot.exec, slot.result)
+      results.push(result)
+      committed++
+    }
+  }
+  const inFlight = new Map()
+  const startCall = async (index) => {
+    started++
+    const prepared = await scheduler.prepare(group[index])
+    throwFailure()
+    if (prepared.kind === 'dispatch') {
+      const promise = scheduler.dispatch(prepared.exec).then(
+        (outcome) => {
+          slots[index] = { exec: prepared.exec, result: outcome.result, needsPost: outcome.kind === 'post-result' }
+          return index
+        },
+        (error) => {
+          failure ??= { error }
+          return index
+        },
+      )
+      inFlight.set(index, promise)
+    } else {
+      slots[index] = { exec: prepared.exec, result: prepared.result, needsPost: prepared.kind === 'post-result' }
+    }
+  }
+  const fillPool = async () => {
+    while (nextToStart < group.length && inFlight.size < maxParallel) {
+      if (nextToStart > 0 && mode === 'parallel' && tools.executionMode(group[nextToStart]).kind !== 'parallel') break
+      await startCall(nextToStart)
+      nextToStart++
+      throwFailure()
+      await commitReady()
+      throwFailure()
+    }
+  }
+  try {
+    await fillPool()
+    while (inFlight.size > 0) {
+      const settled = await Promise.race(inFlight.values())
+      inFlight.delete(settled)
+      throwFailure()
+      await commitReady()
+      throwFailure()
+      await fillPool()
+    }
+  } catch (error) {
+    failure ??= { error }
+    await Promise.allSettled(inFlight.values())
+    throw failure.error
+  }
+  if (committed !== started) throw new Error('tool-call scheduler: uncommitted settled calls')
+  return { consumed: started, results }
+}

@@ -1,0 +1,730 @@
+// Scripted behaviour for JavaScript registries: a faithful port of conformance/script.py.
+//
+// conformance/script.py is THE definition of the step vocabulary and of every
+// trace event; this file mirrors it function by function (Session, Binding, the
+// step table, decode, jsonable) so that the same scenario run on the same
+// behaviour yields the same trace. Where JavaScript forces a choice that Python
+// does not have (None vs undefined vs null, non-string keys, event-loop turns),
+// the choice is made here once and listed in README.md ("Binding choices").
+//
+// Rules of this file (as for its Python original):
+// * Every event in a trace is recorded here, by the kit's own callables, never
+//   by the implementation under test.
+// * How to read the implementation's objects is the Binding's business.
+// * Deadlines, not sleeps: waitForAbort and barrier wait at most
+//   Session.waitMs, then record `met: false` and go on.
+
+/** A script is malformed for the stage it runs in (a kit or scenario bug, never the implementation's). */
+export class ScriptError extends Error {
+  constructor(message) {
+    super(message)
+    this.name = 'ScriptError'
+  }
+}
+
+/** Thrown by the interpreter to end a script with a value (Python's `_Return`). */
+class Return {
+  constructor(value) {
+    this.value = value
+  }
+}
+
+/** The JS stand-in for Python's `object()`: an instance of a non-plain class. */
+class HostObject {}
+
+/**
+ * Replace `{"$special": ...}` markers with the non-JSON values they stand for.
+ * @param {unknown} value - scenario JSON
+ * @returns {unknown} the decoded value
+ */
+export function decode(value) {
+  if (Array.isArray(value)) return value.map(decode)
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value)
+    if (keys.length === 1 && keys[0] === '$special') return special(value.$special)
+    const out = {}
+    for (const key of keys) out[key] = decode(value[key])
+    return out
+  }
+  return value
+}
+
+function special(kind) {
+  switch (kind) {
+    case 'nan':
+      return NaN
+    case 'infinity':
+      return Infinity
+    case 'negative-infinity':
+      return -Infinity
+    case 'function':
+      return function () {}
+    case 'cycle': {
+      const cyclic = {}
+      cyclic.self = cyclic
+      return cyclic
+    }
+    case 'non-string-key':
+      // JavaScript objects cannot hold the number 1 as a key ({1: "one"} is the
+      // lossless {"1": "one"}); the non-string key a JS object can hold is a symbol.
+      return { [Symbol('1')]: 'one' }
+    case 'host-object':
+      return new HostObject()
+    default:
+      throw new ScriptError(`unknown $special ${JSON.stringify(kind)}`)
+  }
+}
+
+function isPlainObject(value) {
+  const proto = Object.getPrototypeOf(value)
+  return proto === null || proto === Object.prototype
+}
+
+/**
+ * Best-effort JSON form of whatever an implementation handed us (for the trace).
+ * A cycle is recorded as `{"$special": "cycle"}`; `undefined` is Python's None (null)
+ * at the top level and in arrays, and an absent key inside objects.
+ * @param {unknown} value
+ * @param {Set<object>} [active]
+ * @returns {unknown}
+ */
+export function jsonable(value, active = new Set()) {
+  if (value === null || value === undefined) return null
+  if (typeof value === 'boolean' || typeof value === 'string') return value
+  if (typeof value === 'number') {
+    if (Number.isFinite(value)) return value
+    return { $special: Number.isNaN(value) ? 'nan' : 'infinity' }
+  }
+  if (typeof value === 'object') {
+    if (active.has(value)) return { $special: 'cycle' }
+    if (Array.isArray(value)) {
+      const inner = new Set(active).add(value)
+      return value.map((item) => jsonable(item, inner))
+    }
+    if (isPlainObject(value)) {
+      const inner = new Set(active).add(value)
+      const out = {}
+      for (const key of Reflect.ownKeys(value)) {
+        if (!Object.prototype.propertyIsEnumerable.call(value, key)) continue
+        const item = value[key]
+        if (item === undefined) continue
+        out[typeof key === 'symbol' ? String(key.description) : key] = jsonable(item, inner)
+      }
+      return out
+    }
+    return { $special: 'host-object', repr: value.constructor?.name ?? 'Object' }
+  }
+  return { $special: 'host-object', repr: typeof value }
+}
+
+/** Canonical JSON text: sorted keys, compact, non-ASCII unescaped (reference._json.dumps). */
+export function dumps(value) {
+  return JSON.stringify(sortKeys(value))
+}
+
+function sortKeys(value) {
+  if (Array.isArray(value)) return value.map(sortKeys)
+  if (value !== null && typeof value === 'object') {
+    const out = {}
+    for (const key of Object.keys(value).sort()) out[key] = sortKeys(value[key])
+    return out
+  }
+  return value
+}
+
+/** Python's repr() of a str or int, for the `mutate` event's path text. */
+function pyRepr(part) {
+  if (typeof part !== 'string') return String(part)
+  const quote = part.includes("'") && !part.includes('"') ? '"' : "'"
+  let out = ''
+  for (const ch of part) {
+    const code = ch.codePointAt(0)
+    if (ch === '\\') out += '\\\\'
+    else if (ch === quote) out += '\\' + quote
+    else if (ch === '\n') out += '\\n'
+    else if (ch === '\r') out += '\\r'
+    else if (ch === '\t') out += '\\t'
+    else if (code < 0x20 || code === 0x7f) out += '\\x' + code.toString(16).padStart(2, '0')
+    else out += ch
+  }
+  return quote + out + quote
+}
+
+/**
+ * How the kit reads and builds an implementation's objects. The defaults fit
+ * @deepseek-ai/dsh-tools: camelCase fields, AbortController signals, agents as
+ * objects carrying the scenario's agent id.
+ */
+export class Binding {
+  // -- executions (also: an approval request, a code-dispatch-log record)
+  callId(execution) {
+    return execution?.callId ?? execution?.subCallId ?? null
+  }
+  toolName(execution) {
+    return execution?.name ?? null
+  }
+  agent(execution) {
+    return this.agentId(execution?.agent)
+  }
+  /** The scenario's agent id for an implementation's agent value. */
+  agentId(agent) {
+    if (agent === undefined || agent === null) return null
+    return typeof agent === 'string' ? agent : (agent.id ?? null)
+  }
+  hasParent(execution) {
+    // An execution names its parent token; a code-dispatch-log record names its parent execution.
+    return execution?.parent !== undefined || execution?.exec !== undefined
+  }
+  arguments(execution) {
+    return execution?.arguments
+  }
+  signal(execution) {
+    return execution?.signal
+  }
+  // -- signals
+  aborted(signal) {
+    return Boolean(signal?.aborted)
+  }
+  waitAborted(signal) {
+    if (signal.aborted) return { promise: Promise.resolve(), cancel() {} }
+    let onAbort
+    const promise = new Promise((resolve) => {
+      onAbort = resolve
+      signal.addEventListener('abort', onAbort, { once: true })
+    })
+    return { promise, cancel: () => signal.removeEventListener('abort', onAbort) }
+  }
+  newController() {
+    return new AbortController()
+  }
+  controllerSignal(controller) {
+    return controller.signal
+  }
+  abort(controller) {
+    controller.abort('aborted by the scenario')
+  }
+  // -- results and decisions
+  resultJson(result) {
+    return jsonable(result)
+  }
+  /** A wrapper-authored result, from its JSON form. */
+  authoredResult(data) {
+    return nothing(decode(data))
+  }
+  preDecision(data) {
+    return nothing(decode(data))
+  }
+  postDecision(data) {
+    const decision = nothing(decode(data))
+    // Upstream block feedback is ContentBlock[]; the spec's block(feedback) with a
+    // string feedback means one text block.
+    if (decision && decision.kind === 'block' && typeof decision.feedback === 'string') {
+      return { ...decision, feedback: [{ type: 'text', text: decision.feedback }] }
+    }
+    return decision
+  }
+  // -- the body's run context
+  deferContext(ctx, message) {
+    ctx.deferContext(message)
+  }
+  concludeTurn(ctx) {
+    ctx.concludeTurn()
+  }
+}
+
+/**
+ * JSON null / no `return` as the value of a callable that "returns nothing"
+ * (guard, finalizer, decision, answer): Python's None is JavaScript's undefined.
+ */
+export function nothing(value) {
+  return value === null ? undefined : value
+}
+
+/** The body's value: a script without `return` yields None, i.e. the JSON value null. */
+function bodyValue(value) {
+  return value === undefined ? null : decode(value)
+}
+
+function sleepTurn() {
+  return new Promise((resolve) => setImmediate(resolve))
+}
+
+class Barrier {
+  constructor(parties) {
+    this.parties = parties
+    this.arrived = 0
+    let release
+    this.event = new Promise((resolve) => {
+      release = resolve
+    })
+    this.set = release
+  }
+}
+
+/** What one running script can reach. */
+class Frame {
+  constructor(stage, who, execution, { result, ctx, dispatch, next } = {}) {
+    this.stage = stage
+    this.who = who
+    this.execution = execution
+    this.result = result
+    this.ctx = ctx
+    this.dispatch = dispatch
+    this.next = next
+    this.remembered = []
+    this.restore = []
+  }
+}
+
+/** One scenario run: the recorder, the barriers, the callers' controllers. */
+export class Session {
+  /**
+   * @param {object} scenario
+   * @param {Binding} [binding]
+   * @param {{waitMs?: number}} [options]
+   */
+  constructor(scenario, binding, { waitMs = 1000 } = {}) {
+    this.scenario = scenario
+    this.binding = binding ?? new Binding()
+    this.waitMs = waitMs
+    this.events = []
+    this.barriers = new Map()
+    this.controllers = new Map()
+    this.callerArguments = new Map()
+    this.registerHook = () => {}
+    this.disposeHook = () => {}
+    /** ScriptErrors seen while running (a scenario or harness bug: the run is `errored`). */
+    this.scriptErrors = []
+  }
+
+  // ------------------------------------------------------------- callers
+
+  /** A fresh controller and the caller's own (mutable) arguments for one call. */
+  caller(call) {
+    const controller = this.binding.newController()
+    this.controllers.set(call.callId, controller)
+    const args = decode(call.arguments ?? {})
+    this.callerArguments.set(call.callId, args)
+    if (call.abortBefore) this.binding.abort(controller)
+    return { controller, arguments: args }
+  }
+
+  abortCall(callId) {
+    const controller = this.controllers.get(callId ?? '')
+    const targets = controller !== undefined ? [controller] : [...this.controllers.values()]
+    for (const target of targets) this.binding.abort(target)
+  }
+
+  // ----------------------------------------------------------- factories
+
+  toolBody(spec) {
+    return async (args, ctx) => this.run(spec.execute, 'body', spec.name, ctx, { ctx, convert: bodyValue })
+  }
+
+  classifier(spec) {
+    return (args) => {
+      this.events.push({ stage: 'classifier', tool: spec.name, at: 'enter' })
+      return this.runSync(spec.isConcurrencySafe, 'classifier', spec.name, (v) => nothing(decode(v)))
+    }
+  }
+
+  finalizer(spec) {
+    return (execution, result) => {
+      this.enter('finalize', spec.name, execution)
+      return this.runSync(spec.finalizeContent, 'finalize', spec.name, (v) => nothing(decode(v)), {
+        execution,
+        result,
+      })
+    }
+  }
+
+  projection(kind, { content }) {
+    return (args, value = null) => {
+      if (kind !== null && typeof kind === 'object') return decode(kind.const)
+      let out
+      if (kind === 'args') out = { args: jsonable(args) }
+      else if (kind === 'value') out = { value: jsonable(value) }
+      else if (kind === 'call') out = { args: jsonable(args), value: jsonable(value) }
+      else if (kind === 'text' && typeof value === 'string') out = value
+      else out = dumps(jsonable(value))
+      if (content) return [{ type: 'text', text: typeof out === 'string' ? out : dumps(out) }]
+      return out
+    }
+  }
+
+  preListener(spec) {
+    const session = this
+    return async function (execution, next) {
+      return session.run(spec.steps, 'pre-execute', spec.id, execution, {
+        next,
+        convert: (v) => session.binding.preDecision(v),
+      })
+    }
+  }
+
+  guard(spec) {
+    return (execution) => {
+      this.enter('guard', spec.id, execution)
+      return this.runSync(spec.steps, 'guard', spec.id, (v) => nothing(decode(v)), { execution })
+    }
+  }
+
+  wrapper(spec) {
+    const session = this
+    return async function (dispatch, next) {
+      return session.run(spec.steps, 'wrapper', spec.id, dispatch, {
+        next,
+        dispatch,
+        convert: (v) => session.binding.authoredResult(v),
+      })
+    }
+  }
+
+  postListener(spec) {
+    const session = this
+    return async function (execution, result, next) {
+      return session.run(spec.steps, 'post-execute', spec.id, execution, {
+        next,
+        result,
+        convert: (v) => session.binding.postDecision(v),
+      })
+    }
+  }
+
+  observer(spec) {
+    const session = this
+    return function (execution, result) {
+      session.events.push({
+        ...session.who('result', spec.id, execution),
+        at: 'enter',
+        observed: session.binding.resultJson(result),
+      })
+      return session.run(spec.steps, 'result', spec.id, execution, {
+        result,
+        convert: (v) => nothing(decode(v)),
+        enter: false,
+      })
+    }
+  }
+
+  codeDispatchLog(spec) {
+    const session = this
+    return async function (record, next) {
+      return session.run(spec.steps, 'code-dispatch-log', spec.id, record, {
+        next,
+        convert: (v) => nothing(decode(v)),
+      })
+    }
+  }
+
+  /** The approval service's `request(req)`: records request and answer around the script. */
+  approvalRequest(spec) {
+    const session = this
+    return async function request(req) {
+      const callId = req?.callId ?? null
+      session.events.push({
+        stage: 'approval',
+        at: 'request',
+        call: callId,
+        keys: Object.keys(req ?? {}).sort(),
+        reason: jsonable(req?.reason),
+      })
+      const steps = spec.byCall?.[callId] ?? spec.steps
+      const answer = await session.run(steps, 'approval', 'approval', req, {
+        convert: (v) => nothing(decode(v)),
+        enter: false,
+      })
+      session.events.push({ stage: 'approval', at: 'answer', call: callId, returned: jsonable(answer) })
+      return answer
+    }
+  }
+
+  // ----------------------------------------------------------- interpret
+
+  who(stage, ident, execution) {
+    const b = this.binding
+    const event = { stage, id: ident }
+    if (execution !== undefined && execution !== null) {
+      const callId = b.callId(execution)
+      if (callId !== null && callId !== undefined) {
+        event.call = callId
+        event.tool = b.toolName(execution)
+        event.agent = b.agent(execution)
+        event.hasParent = b.hasParent(execution)
+      }
+    }
+    return event
+  }
+
+  enter(stage, ident, execution) {
+    this.events.push({ ...this.who(stage, ident, execution), at: 'enter' })
+  }
+
+  /**
+   * Run an async script; record enter and exit/throw; return its converted value.
+   * Synchronous steps run synchronously: a script without async steps settles
+   * its events before its first await, exactly like its Python original.
+   */
+  async run(steps, stage, ident, execution, { convert, next, result, ctx, dispatch, enter = true }) {
+    if (enter) this.enter(stage, ident, execution)
+    const frame = new Frame(stage, this.who(stage, ident, execution), execution, { result, ctx, dispatch, next })
+    let value
+    try {
+      try {
+        for (const step of steps) {
+          const [kind, arg] = checked(step, stage, false)
+          if (kind === 'return') throw new Return(convert(arg))
+          const asyncStep = ASYNC_STEPS[kind]
+          if (asyncStep !== undefined) {
+            // Await only what suspends: like awaiting a Python coroutine that
+            // never suspends, a step that settles at once costs no turn.
+            const pending = asyncStep(this, frame, arg)
+            if (pending !== undefined) await pending
+          } else {
+            SYNC_STEPS[kind](this, frame, arg)
+          }
+        }
+        value = convert(undefined)
+      } finally {
+        for (const undo of frame.restore.reverse()) undo()
+      }
+    } catch (e) {
+      if (e instanceof Return) {
+        value = e.value
+      } else if (e instanceof ScriptError) {
+        this.scriptErrors.push(e)
+        throw e
+      } else {
+        this.events.push({ ...frame.who, at: 'throw' })
+        throw e
+      }
+    }
+    this.events.push({ ...frame.who, at: 'exit', returned: jsonable(value) })
+    return value
+  }
+
+  /** Run a synchronous script (guards, classifiers, finalizers). */
+  runSync(steps, stage, ident, convert, { execution, result } = {}) {
+    const frame = new Frame(stage, this.who(stage, ident, execution), execution, { result })
+    try {
+      for (const step of steps) {
+        const [kind, arg] = checked(step, stage, true)
+        if (kind === 'return') {
+          const value = convert(arg)
+          this.events.push({ ...frame.who, at: 'exit', returned: jsonable(arg) })
+          return value
+        }
+        SYNC_STEPS[kind](this, frame, arg)
+      }
+    } catch (e) {
+      if (e instanceof ScriptError) {
+        this.scriptErrors.push(e)
+        throw e
+      }
+      this.events.push({ ...frame.who, at: 'throw' })
+      throw e
+    }
+    this.events.push({ ...frame.who, at: 'exit', returned: null })
+    return undefined
+  }
+
+  signalOf(execution, ctx, dispatch) {
+    const holder = ctx ?? dispatch ?? execution
+    let signal = this.binding.signal(holder)
+    if (signal === undefined || signal === null) {
+      // e.g. a callable without a signal of its own: the caller's
+      const controller = this.controllers.get(this.binding.callId(execution) ?? '')
+      if (controller === undefined) throw new ScriptError('no signal to wait on')
+      signal = this.binding.controllerSignal(controller)
+    }
+    return signal
+  }
+
+  observeValue(what, execution, result, ctx) {
+    const b = this.binding
+    const holder = ctx ?? execution
+    if (what === 'arguments') return jsonable(b.arguments(holder))
+    if (what === 'signal') return { aborted: b.aborted(b.signal(holder)) }
+    if (what === 'result') return result !== undefined && result !== null ? b.resultJson(result) : null
+    if (what === 'execution') {
+      return {
+        callId: b.callId(holder),
+        name: b.toolName(holder),
+        agent: b.agent(holder),
+        hasParent: b.hasParent(holder),
+        arguments: jsonable(b.arguments(holder)),
+      }
+    }
+    throw new ScriptError(`cannot observe ${JSON.stringify(what)}`)
+  }
+
+  /** Attempt one mutation; true when the attempt threw (informational only). */
+  mutateValue(target, path, value, execution, result, ctx) {
+    const b = this.binding
+    const holder = ctx ?? execution
+    try {
+      let root
+      if (target === 'signal') {
+        holder.signal = b.controllerSignal(b.newController())
+        return false
+      }
+      if (target === 'caller-arguments') {
+        root = this.callerArguments.get(b.callId(holder) ?? '')
+      } else if (target === 'arguments') {
+        root = b.arguments(holder)
+      } else if (target === 'execution') {
+        if (path.length === 1) {
+          holder[path[0]] = value
+          return false
+        }
+        root = holder[path[0]]
+        path = path.slice(1)
+      } else if (target === 'result') {
+        if (path.length === 1) {
+          result[path[0]] = value
+          return false
+        }
+        root = result[path[0]]
+        path = path.slice(1)
+      } else {
+        throw new ScriptError(`unknown mutation target ${JSON.stringify(target)}`)
+      }
+      for (const key of path.slice(0, -1)) root = root[key]
+      if (path.length === 0) throw new ScriptError('mutation needs a path')
+      root[path[path.length - 1]] = value
+      return false
+    } catch (e) {
+      if (e instanceof ScriptError) throw e
+      return true
+    }
+  }
+
+  /** Await `pending` for at most waitMs; false when the deadline came first. */
+  async within(pending) {
+    let timer
+    const deadline = new Promise((resolve) => {
+      timer = setTimeout(() => resolve(false), this.waitMs)
+    })
+    try {
+      return await Promise.race([pending.promise.then(() => true), deadline])
+    } finally {
+      clearTimeout(timer)
+      pending.cancel()
+    }
+  }
+
+  async barrier(name, parties) {
+    let barrier = this.barriers.get(name)
+    if (barrier === undefined) {
+      barrier = new Barrier(parties)
+      this.barriers.set(name, barrier)
+    }
+    barrier.arrived += 1
+    if (barrier.arrived >= barrier.parties) barrier.set()
+    return this.within({ promise: barrier.event, cancel() {} })
+  }
+}
+
+// --------------------------------------------------------------- the step table
+//
+// One entry per step kind of scenario.schema.json (`return` is handled by the
+// interpreter itself). STEP_STAGES limits where a step may appear; a step out of
+// place is a ScriptError -- a malformed scenario, never blamed on the implementation.
+
+const NEXT_STAGES = new Set(['pre-execute', 'wrapper', 'post-execute', 'code-dispatch-log'])
+const STEP_STAGES = {
+  delegate: NEXT_STAGES,
+  callNext: NEXT_STAGES,
+  returnNext: NEXT_STAGES,
+  deferContext: new Set(['body']),
+  concludeTurn: new Set(['body']),
+  replaceSignal: new Set(['wrapper']),
+}
+
+function checked(step, stage, sync) {
+  const keys = Object.keys(step ?? {})
+  if (keys.length !== 1) throw new ScriptError(`a step has exactly one key, got ${JSON.stringify(keys.sort())}`)
+  const kind = keys[0]
+  const arg = step[kind]
+  if (kind !== 'return' && !(kind in SYNC_STEPS) && !(kind in ASYNC_STEPS)) {
+    throw new ScriptError(`unknown step ${JSON.stringify(kind)}`)
+  }
+  if (kind in STEP_STAGES && !STEP_STAGES[kind].has(stage)) {
+    throw new ScriptError(`step ${JSON.stringify(kind)} cannot run in stage ${stage}`)
+  }
+  if (sync && kind in ASYNC_STEPS) throw new ScriptError(`${kind} cannot run in the synchronous ${stage} stage`)
+  return [kind, arg]
+}
+
+async function callNextStep(session, frame, remember, giveBack) {
+  if (remember) {
+    if (frame.next === undefined) throw new ScriptError(`${frame.stage} has no next()`)
+    frame.remembered.push(await frame.next())
+  }
+  if (giveBack) {
+    if (frame.remembered.length === 0) throw new ScriptError('returnNext before callNext')
+    throw new Return(frame.remembered[frame.remembered.length - 1])
+  }
+}
+
+const ASYNC_STEPS = {
+  delegate: (session, frame) => callNextStep(session, frame, true, true),
+  callNext: (session, frame) => callNextStep(session, frame, true, false),
+  returnNext: (session, frame) => callNextStep(session, frame, false, true),
+  async waitForAbort(session, frame) {
+    const signal = session.signalOf(frame.execution, frame.ctx, frame.dispatch)
+    const met = await session.within(session.binding.waitAborted(signal))
+    session.events.push({ ...frame.who, what: 'waitForAbort', met })
+  },
+  async yield(session, frame, arg) {
+    // One Node event-loop turn per unit (setImmediate): every pending promise
+    // job runs between two turns, as every ready task does between two
+    // asyncio.sleep(0) in Python.
+    for (let i = 0; i < Math.trunc(arg); i++) await sleepTurn()
+  },
+  async barrier(session, frame, arg) {
+    const met = await session.barrier(arg.name, arg.parties)
+    session.events.push({ ...frame.who, barrier: arg.name, met })
+  },
+  replaceSignal(session, frame) {
+    const b = session.binding
+    const dispatch = frame.dispatch
+    const previous = dispatch.signal
+    dispatch.signal = b.controllerSignal(b.newController())
+    frame.restore.push(() => {
+      dispatch.signal = previous
+    })
+  },
+  deferContext(session, frame, arg) {
+    session.binding.deferContext(frame.ctx, decode(arg))
+  },
+  concludeTurn(session, frame) {
+    session.binding.concludeTurn(frame.ctx)
+  },
+}
+
+const SYNC_STEPS = {
+  throw(session, frame, arg) {
+    throw new Error(arg)
+  },
+  abort(session, frame) {
+    const execution = frame.execution
+    session.abortCall(execution !== undefined && execution !== null ? session.binding.callId(execution) : null)
+  },
+  register(session, frame, arg) {
+    session.registerHook(arg)
+  },
+  dispose(session, frame, arg) {
+    session.disposeHook(arg)
+  },
+  observe(session, frame, arg) {
+    const observed = session.observeValue(arg, frame.execution, frame.result, frame.ctx)
+    session.events.push({ ...frame.who, what: arg, observed })
+  },
+  mutate(session, frame, arg) {
+    const value = decode(arg.value)
+    const raised = session.mutateValue(arg.target, arg.path, value, frame.execution, frame.result, frame.ctx)
+    const where = arg.target + arg.path.map((p) => `[${pyRepr(p)}]`).join('')
+    session.events.push({ ...frame.who, mutate: where, raised })
+  },
+}
