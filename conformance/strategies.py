@@ -93,7 +93,9 @@ json_scalars = st.one_of(
     st.booleans(),
     st.integers(-5, 5),
     st.sampled_from(["", "a", "x y", "é"]),
-    st.floats(-2, 2, allow_nan=False, allow_infinity=False).map(lambda f: round(f, 2)),
+    # ``+ 0.0`` turns -0.0 into 0.0: whether -0 survives materialization is asked once, by a
+    # PIPE-2 fixture, instead of confounding every rule whose scenario happens to carry it.
+    st.floats(-2, 2, allow_nan=False, allow_infinity=False).map(lambda f: round(f, 2) + 0.0),
 )
 
 
