@@ -109,6 +109,7 @@ def test_stderr_noise_is_not_a_failure(adapters: list[StdioAdapter]) -> None:
     adapters.append(adapter)
     for _ in range(3):
         validate(adapter.run(SCENARIO), "trace")
+    adapter.close()  # the harness has exited: every stderr line it wrote has been read
     diagnostics = adapter.diagnostics()
     assert diagnostics["failures"] == {} and diagnostics["starts"] == 1
     assert any("noise 49 for run 3" in line for line in diagnostics["stderrTail"])
