@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -71,6 +72,15 @@ def _body_interval(view: View, call: CallView) -> tuple[int, int] | None:
     return event_index(view, enter[0]), end
 
 
+_POLICY_STAGES = ("pre-execute", "approval", "guard")
+
+
+def _policy_span(view: View, call: CallView) -> tuple[int, int] | None:
+    """(first, last) trace index of the call's policy events (pre-execute, approval, guards)."""
+    found = [event_index(view, e) for e in call.events if e.get("stage") in _POLICY_STAGES]
+    return (min(found), max(found)) if found else None
+
+
 def _barrier_parties(view: View, name: str) -> set[int]:
     return {
         int(step["barrier"]["parties"])
@@ -101,17 +111,21 @@ def CONC_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             notified = call.entered("result")
             if notified and j < len(results) and notified[0].get("observed") != results[j]:
                 problems.append(f"result {j} is not the result published for {call.id}")
-        # policy in model order
-        firsts = sorted(
-            (event_index(view, c.entered("pre-execute")[0]), j)
-            for j, c in enumerate(members)
-            if c.entered("pre-execute")
-        )
+        # policy in model order: one call's policy stages end before the next call's begin
+        spans = [(j, span) for j, c in enumerate(members) if (span := _policy_span(view, c))]
+        firsts = sorted((span[0], j) for j, span in spans)
         order = [j for _, j in firsts]
         if order != sorted(order):
             problems.append(
                 f"pre-execute ran in the order {[members[j].id for j in order]}, not model order"
             )
+        else:
+            for (a, span_a), (b, span_b) in itertools.pairwise(spans):
+                if span_b[0] < span_a[1]:
+                    problems.append(
+                        f"the policy stages of {members[b].id} began before those of "
+                        f"{members[a].id} settled (only bodies may overlap)"
+                    )
         # an exclusive body runs alone
         intervals = {c.id: _body_interval(view, c) for c in members}
         for call, mode in zip(members, modes, strict=True):
@@ -125,6 +139,15 @@ def CONC_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             ]
             if overlapping:
                 problems.append(f"exclusive {call.id}'s body overlapped {overlapping}")
+        # the pool is bounded: never more than maxParallel bodies at once
+        limit = action.get("maxParallel")
+        spans_open = [span for span in intervals.values() if span is not None]
+        widest = max(
+            (sum(1 for o in spans_open if o[0] <= span[0] < o[1]) for span in spans_open),
+            default=0,
+        )
+        if isinstance(limit, int) and widest > limit:
+            problems.append(f"{widest} bodies ran at once, more than maxParallel {limit}")
         # consecutive parallel bodies overlap: a barrier sized to the group (<= maxParallel) is met
         group_of: dict[str, int] = {}
         group = 0
@@ -133,7 +156,6 @@ def CONC_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 group_of[call.id] = group
             else:
                 group += 1
-        limit = action.get("maxParallel")
         barrier_events = [
             e for e in view.trace.get("events", []) if "barrier" in e and e.get("stage") == "body"
         ]
@@ -229,10 +251,15 @@ def _batch_scenarios(draw: st.DrawFn) -> s.Scenario:
     before, size, after = draw(st.integers(0, 2)), draw(st.integers(1, 3)), draw(st.integers(0, 2))
     limit = draw(st.integers(1, 4))
     parties = min(size, limit)
+    barrier = {"barrier": {"name": "group", "parties": parties}}
     safe = s.tool(
         "safe",
-        [{"yield": 2}, {"barrier": {"name": "group", "parties": parties}}, {"return": "parallel"}],
+        [{"yield": 2}, barrier, {"yield": 3}, {"return": "parallel"}],
         isConcurrencySafe=[{"return": True}],
+    )
+    # parallel too, but done sooner after the barrier: completion order differs from model order
+    quick = s.tool(
+        "quick", [{"yield": 2}, barrier, {"return": "quick"}], isConcurrencySafe=[{"return": True}]
     )
     serial = s.tool(
         "serial",
@@ -241,11 +268,12 @@ def _batch_scenarios(draw: st.DrawFn) -> s.Scenario:
             st.sampled_from([[{"return": 1}], [{"return": False}], [{"throw": "no"}]])
         ),
     )
-    names = ["serial"] * before + ["safe"] * size + ["serial"] * after
+    group = draw(st.lists(st.sampled_from(["safe", "quick"]), min_size=size, max_size=size))
+    names = ["serial"] * before + group + ["serial"] * after
     batch = [s.call(f"c{i}", name, {"path": str(i)}) for i, name in enumerate(names)]
     return s.scenario(
         "generated/CONC-2",
-        [safe, serial],
+        [safe, quick, serial],
         [{"batch": batch, "maxParallel": limit}],
         preExecute=[s.listener("policy", [{"delegate": True}])],
         observers=[s.listener("observer", [])],

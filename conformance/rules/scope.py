@@ -12,7 +12,15 @@ from .. import strategies as s
 from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
-from ._facts import UNKNOWN_TOOL, masked
+from ._facts import (
+    ABORTED_BEFORE_DISPATCH,
+    MISSING,
+    UNKNOWN_TOOL,
+    effective_decision,
+    effective_exit,
+    masked,
+    may_abort,
+)
 
 RUN_CODE = "run_code"
 
@@ -30,6 +38,46 @@ def _unseen(view: View, call: CallView) -> str | None:
         if t["name"] == name and view.registered_ok(t.get("key", t["name"]))
     ]
     return "hidden" if registered else "missing"
+
+
+def _policy_stopped(scenario: Scenario, call: CallView) -> bool:
+    """Did a policy stage the call traversed -- or a cancellation -- stop it before dispatch?
+
+    True for a throwing pre-execute listener or guard, a waterfall that did not allow, an
+    ``ask`` not answered ``allowed-once``, a guard objection, or ABORTED_BEFORE_DISPATCH
+    when the scenario can abort.
+    """
+    if any(
+        e.get("stage") in ("pre-execute", "guard", "approval") and e.get("at") == "throw"
+        for e in call.events
+    ):
+        return True
+    if call.entered("pre-execute"):
+        decision = effective_decision(call)
+        kind = decision.get("kind") if isinstance(decision, Mapping) else None
+        if kind not in ("allow", "ask"):
+            return True
+        if kind == "ask":
+            answers = [
+                e for e in call.events if e.get("stage") == "approval" and e.get("at") == "answer"
+            ]
+            if not answers or answers[-1].get("returned") != "allowed-once":
+                return True
+    if any(e.get("returned") is not None for e in call.exits("guard")):
+        return True
+    return call.code == ABORTED_BEFORE_DISPATCH and may_abort(scenario, call)
+
+
+def _post_rewrote(call: CallView) -> bool:
+    """Did post-execute replace the failure: a throw, a block, a malformed decision, or an
+    accept that replaces content or value (not a pass-through ``next()``)?"""
+    if any(e.get("stage") == "post-execute" and e.get("at") == "throw" for e in call.events):
+        return True
+    decision = effective_exit(call, "post-execute")
+    if decision is MISSING:
+        return False
+    passes = isinstance(decision, Mapping) and decision.get("kind") == "accept"
+    return not passes or "content" in decision or "value" in decision
 
 
 # ------------------------------------------------------------------ SCOPE-1
@@ -52,8 +100,13 @@ def SCOPE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             for e in call.events
             if e.get("stage") in ("body", "finalize") and e.get("at") == "enter"
         ]
+        # SCOPE-1 note: the call may traverse pre-execute and guards before failing at
+        # dispatch (and then reach post-execute, section 5); if a policy stage or a
+        # cancellation stopped it first, or post-execute rewrote the failure, that error
+        # stands -- the pairing below still demands that hidden and missing look the same.
+        excused = _policy_stopped(scenario, call) or _post_rewrote(call)
         yield expect(
-            call.is_error and call.code == UNKNOWN_TOOL and not ran,
+            call.is_error and (call.code == UNKNOWN_TOOL or excused) and not ran,
             call.id,
             f"a call naming a {kind} tool must be an {UNKNOWN_TOOL} error and resolve no "
             "definition "

@@ -1,7 +1,9 @@
-"""A registry that breaks PRE-3: ``ask`` without an approval service is allowed.
+"""The catalogue's ``pre.ask-without-service-allows`` mutant as a loadable adapter.
 
 Used by the CLI / report / expect / plugin tests as
 ``--adapter python:broken_registry:adapter`` (with tests/kit/ on sys.path).
+The bug itself lives in ``conformance/mutants/pre.py`` (one home); this module
+only gives it the stable implementation name those tests expect.
 """
 
 from __future__ import annotations
@@ -10,18 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformance.adapters.reference import ReferenceAdapter
-from reference import Registry, ToolExecution
-
-
-class AsksWithoutService(Registry):
-    async def _approve(self, execution: ToolExecution, reason: str | None) -> str | None:
-        if self.approval is None:  # the bug: nobody to ask, so the call goes ahead
-            return None
-        return await super()._approve(execution, reason)
+from conformance.mutants.pre import AskWithoutServiceAllows
+from reference import Registry
 
 
 def _factory(scenario: Mapping[str, Any]) -> Registry:
-    return AsksWithoutService(mode=scenario.get("registry", {}).get("mode", "native"))
+    return AskWithoutServiceAllows(mode=scenario.get("registry", {}).get("mode", "native"))
 
 
 def adapter() -> ReferenceAdapter:
