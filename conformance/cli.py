@@ -63,9 +63,25 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
     replay = sub.add_parser("replay", help="re-run a saved counterexample or a scenario file")
-    replay.add_argument("file", metavar="FILE")
+    replay.add_argument("files", metavar="FILE", nargs="+")
+    replay.add_argument(
+        "--expect-fail",
+        action="store_true",
+        help="exit 0 only if every case still fails (checks that published counterexamples "
+        "still reproduce)",
+    )
     replay.add_argument("--adapter", default="reference", help="default: reference")
     _transport_options(replay)
+
+    publish = sub.add_parser(
+        "publish",
+        help="run, then write DIR/report.json, cases/, expect.json, README.md",
+    )
+    publish.add_argument("--adapter", required=True)
+    publish.add_argument("--dir", required=True, metavar="DIR")
+    publish.add_argument("--profile", choices=list(PROFILES), default="ci", help="default: ci")
+    publish.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    _transport_options(publish)
 
     render = sub.add_parser(
         "render", help="Markdown from a report.json (plus the findings of an --expect file)"
@@ -76,6 +92,11 @@ def _parser() -> argparse.ArgumentParser:
 
     rules = sub.add_parser("rules", help="list every rule and how it is tested")
     rules.add_argument("--rules", help="only these IDs or globs")
+    _add_selftest(sub, list(PROFILES))
+
+    from .cli_http import add_commands as add_http_commands
+
+    add_http_commands(sub, _transport_options)  # serve, fuzz-protocol
     return parser
 
 
@@ -100,8 +121,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args, sys.stdout, sys.stderr)
         if args.command == "replay":
             return _replay(args, sys.stdout)
+        if args.command == "selftest":
+            return _selftest(args, sys.stdout, sys.stderr)
         if args.command == "render":
             return _render(args, sys.stdout)
+        if args.command == "publish":
+            return _publish(args, sys.stdout, sys.stderr)
+        if args.command in ("serve", "fuzz-protocol"):
+            from .cli_http import main as http_main
+
+            return http_main(args, sys.stdout, sys.stderr)
         return _rules(args, sys.stdout)
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -258,11 +287,38 @@ def load_case(path: str) -> tuple[Mapping[str, Any], str | None, list[str]]:
 
 
 def _replay(args: argparse.Namespace, out: TextIO) -> int:
+    cases = [(path, *load_case(path)) for path in args.files]  # every file is read first
+    adapter = _load_adapter(args)
+    codes: list[int] = []
+    try:
+        for path, scenario, rule, required in cases:
+            if len(cases) > 1:
+                print(f"== {path}", file=out)
+            codes.append(_replay_one(adapter, scenario, rule, required, out))
+    finally:
+        _close(adapter)
+    if EXIT_USAGE in codes:
+        return EXIT_USAGE
+    if args.expect_fail:
+        fixed = sum(code == EXIT_OK for code in codes)
+        if fixed:
+            print(f"\n{fixed} of {len(codes)} cases no longer fail", file=out)
+            return EXIT_FAIL
+        print(f"\nall {len(codes)} cases still fail, as expected", file=out)
+        return EXIT_OK
+    return max(codes)
+
+
+def _replay_one(
+    adapter: Adapter,
+    scenario: Mapping[str, Any],
+    rule: str | None,
+    required: list[str],
+    out: TextIO,
+) -> int:
     from .expect_block import check_expect
     from .runner import KitError, judge
 
-    scenario, rule, required = load_case(args.file)
-    adapter = _load_adapter(args)
     info = adapter.describe()
     who = f"{info.name} {info.version}"
     target = rule or "every rule"
@@ -287,8 +343,6 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
     except Exception as e:
         problems.append(f"the adapter raised {type(e).__name__}: {e}")
         trace = None
-    finally:
-        _close(adapter)
     checks = 0
     if trace is not None:
         try:
@@ -315,6 +369,29 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+# -------------------------------------------------------------------- publish
+
+
+def _publish(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .publish import publish
+
+    adapter = _load_adapter(args)
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(f"  .. {line}", file=err, flush=True)
+
+    try:
+        expectations, matches = publish(adapter, args.dir, profile=args.profile, progress=progress)
+    finally:
+        _close(adapter)
+    listed = ", ".join(sorted(expectations.expected)) or "none"
+    print(f"published {args.dir}: expected failures: {listed}", file=out)
+    if not matches:
+        print("the run has kit errors: see the report", file=out)
+    return EXIT_OK if matches else EXIT_FAIL
+
+
 # --------------------------------------------------------------------- render
 
 
@@ -325,6 +402,15 @@ def _render(args: argparse.Namespace, out: TextIO) -> int:
     from .report import findings_markdown, report_markdown, result_from_json
 
     document = load_json(args.report, "report")
+    if "rules" not in document:  # fuzz-protocol's report alone
+        from .cli_http import protocol_only_markdown
+
+        protocol_text = protocol_only_markdown(document["protocolConformance"])
+        if args.output:
+            Path(args.output).write_text(protocol_text, encoding="utf-8")
+        else:
+            out.write(protocol_text)
+        return EXIT_OK
     result = result_from_json(document)
     findings: list[str] = []
     if args.expect:
@@ -372,6 +458,65 @@ def _rules(args: argparse.Namespace, out: TextIO) -> int:
         file=out,
     )
     return EXIT_OK
+
+
+# ------------------------------------------------------------------- selftest
+
+
+def _add_selftest(sub: Any, profiles: list[str]) -> None:
+    selftest = sub.add_parser(
+        "selftest",
+        help="run the kit against the mutant catalogue, the reference and the correct variants",
+    )
+    selftest.add_argument("--profile", choices=profiles, default="quick", help="default: quick")
+    selftest.add_argument(
+        "--full", action="store_true", help="run every rule against each mutant, not its targets"
+    )
+    selftest.add_argument(
+        "-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default: 1)"
+    )
+    selftest.add_argument(
+        "--mutants", metavar="LIST", help="only mutants matching these name globs or rule IDs"
+    )
+    selftest.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="skip the reference and the correct variants (no false-positive check)",
+    )
+    selftest.add_argument("--markdown", metavar="FILE", help="also write the report as Markdown")
+    selftest.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+
+def _selftest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .mutants import CATALOGUE
+    from .selftest import format_markdown, format_table, run_selftest, select_mutants
+
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    try:
+        names = select_mutants(args.mutants)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(f"  .. {line}", file=err, flush=True)
+
+    result = run_selftest(
+        profile=args.profile,
+        full=args.full,
+        jobs=args.jobs,
+        mutants={name: CATALOGUE[name] for name in names},
+        baseline=not args.no_baseline,
+        coverage=not args.mutants,
+        progress=progress,
+    )
+    format_table(result, out)
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as md:
+            format_markdown(result, md)
+        print(f"wrote {args.markdown}", file=err)
+    return EXIT_OK if result.ok else EXIT_FAIL
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -133,6 +133,10 @@ def report_markdown(
         lines += ["## Notes", ""] + [f"- {n}" for n in result.notes] + [""]
     if result.transport is not None:
         lines += _transport_section(result.transport)
+    if result.protocol is not None:
+        from .fuzz import protocol_markdown
+
+        lines += protocol_markdown(result.protocol)
     lines += ["## Kit errors", ""]
     if result.kit_errors:
         lines.append("Bugs in the kit itself, not in the implementation:")
@@ -157,6 +161,8 @@ def _transport_section(transport: dict[str, Any]) -> list[str]:
             continue
         shown = " ".join(value) if isinstance(value, list) else value
         lines.append(f"- {key}: `{shown}`" if shown not in (None, {}) else f"- {key}: none")
+    if "stderrTail" not in transport:  # e.g. HTTP: the service's output is not the kit's to see
+        return [*lines, ""]
     tail = transport.get("stderrTail") or []
     lines += ["", "The implementation's stderr (last lines; evidence, never a failure):", ""]
     if tail:
@@ -204,6 +210,7 @@ def result_from_json(document: dict[str, Any]) -> RunResult:
         scenarios=int(document.get("scenarios", 0)),
         notes=list(document.get("notes", [])),
         transport=document.get("transport"),
+        protocol=document.get("protocolConformance"),
     )
 
 

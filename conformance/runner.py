@@ -131,6 +131,7 @@ class RunResult:
     scenarios: int
     notes: list[str] = field(default_factory=list)  # hints added after the run (e.g. by --expect)
     transport: dict[str, Any] | None = None  # the adapter's diagnostics(), if it has any
+    protocol: dict[str, Any] | None = None  # fuzz-protocol's section, merged in afterwards
 
     def failing(self, outcome: RuleOutcome) -> bool:
         """Whether this rule's outcome makes the run non-conformant."""
@@ -155,6 +156,7 @@ class RunResult:
             "kitErrors": self.kit_errors,
             "notes": self.notes,
             **({"transport": self.transport} if self.transport is not None else {}),
+            **({"protocolConformance": self.protocol} if self.protocol is not None else {}),
             "rules": [r.to_json() for r in self.rules],
         }
 
