@@ -42,6 +42,7 @@ __all__ = [
     "event_index",
     "executed",
     "finalizer_may_replace",
+    "finalizer_threw",
     "first_terminal",
     "has_special",
     "index_of",
@@ -430,6 +431,17 @@ def message(call: CallView) -> str:
     error = (call.result or {}).get("error") or {}
     text = error.get("message")
     return text if isinstance(text, str) else ""
+
+
+def finalizer_threw(call: CallView) -> bool:
+    """Did the tool's finalizeContent throw (FIN-4)?
+
+    Then the registry publishes one result of its own choosing: the
+    unfinalized result or an error in its place. Rules about what the result
+    says (codes, messages, content) do not judge such a call; fail-closed
+    facts (an error stays an error, the body's run or not) still hold.
+    """
+    return any(e.get("stage") == "finalize" and e.get("at") == "throw" for e in call.events)
 
 
 def post_touched(call: CallView) -> bool:

@@ -19,6 +19,7 @@ from ._facts import (
     arguments_of,
     effective_decision,
     event_index,
+    finalizer_threw,
     has_special,
     is_content,
     may_abort,
@@ -263,7 +264,14 @@ def CANCEL_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             )
         ):
             continue
-        if "throw" in end:
+        if finalizer_threw(call):  # FIN-4: which error is published is the registry's choice
+            yield expect(
+                call.is_error,
+                call.id,
+                "the caller aborted after the body started and the finalizer threw: the result "
+                "must still be an error",
+            )
+        elif "throw" in end:
             yield expect(
                 call.is_error and call.code not in (ABORTED, ABORTED_BEFORE_DISPATCH),
                 call.id,

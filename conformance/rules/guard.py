@@ -11,7 +11,14 @@ from .. import strategies as s
 from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
-from ._facts import ABORTED_BEFORE_DISPATCH, dispatchable, may_abort, message, post_touched
+from ._facts import (
+    ABORTED_BEFORE_DISPATCH,
+    dispatchable,
+    finalizer_threw,
+    may_abort,
+    message,
+    post_touched,
+)
 
 
 def _objections(call: CallView) -> dict[str, Any]:
@@ -138,7 +145,12 @@ def GUARD_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             problems.append("the result is a success")
         (reason,) = objections.values() if len(objections) == 1 else (None,)
         cancelled = aborts and call.code == ABORTED_BEFORE_DISPATCH
-        checkable = isinstance(reason, str) and not cancelled and not post_touched(call)
+        checkable = (
+            isinstance(reason, str)
+            and not cancelled
+            and not post_touched(call)
+            and not finalizer_threw(call)
+        )
         if checkable and call.is_error and str(reason) not in message(call):
             problems.append(f"the message {message(call)!r} does not carry the reason {reason!r}")
         yield expect(

@@ -16,6 +16,7 @@ from ._facts import (
     all_passive,
     arguments_of,
     content_may_be_replaced,
+    finalizer_threw,
     has_special,
     project,
     resolved_spec,
@@ -89,7 +90,7 @@ def OUT_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         value = body_value(view, call)
         if value is MISSING or has_special(value) or valid_against(schema, value):
             continue
-        if not undisturbed(view, call):
+        if not undisturbed(view, call) or finalizer_threw(call):
             continue
         yield expect(
             call.code == "INVALID_TOOL_OUTPUT",

@@ -18,6 +18,7 @@ from ._facts import (
     effective_exit,
     executed,
     finalizer_may_replace,
+    finalizer_threw,
     has_special,
     may_abort,
     project,
@@ -250,8 +251,11 @@ def POST_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             problems.append("the result is a success")
         if "value" in result:
             problems.append("it carries a value")
-        if not finalizer_may_replace(resolved_spec(view, call, static_only=True)) and not same_json(
-            result.get("content"), wanted
+        authored = finalizer_may_replace(resolved_spec(view, call, static_only=True))
+        if (
+            not authored
+            and not finalizer_threw(call)
+            and not same_json(result.get("content"), wanted)
         ):
             problems.append(f"its content is {result.get('content')!r}")
         yield expect(
@@ -335,6 +339,8 @@ def POST_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         if decision["kind"] == "accept":
             if call.is_error and (call.code == "INVALID_TOOL_OUTPUT" or _raised_at_post(call)):
                 continue  # the accept was not applied (an invalid replacement value)
+            if call.is_error and "value" in decision:
+                continue  # a replacement value on a failure: open (POST-2); POST-2 judges successes
             wanted = body + extra
         else:
             wanted = list(extra)

@@ -16,6 +16,7 @@ from ._facts import (
     ABORTED_BEFORE_DISPATCH,
     dispatchable,
     effective_decision,
+    finalizer_threw,
     masked,
     may_abort,
     message,
@@ -199,7 +200,9 @@ def PRE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             continue
         reason = decision["reason"]
         cancelled = aborts and call.code == ABORTED_BEFORE_DISPATCH  # CANCEL-2: either conforms
-        carries = cancelled or post_touched(call) or reason in message(call)
+        carries = (
+            cancelled or post_touched(call) or finalizer_threw(call) or reason in message(call)
+        )
         yield expect(
             call.is_error and not call.body_entered and carries,
             call.id,
@@ -587,7 +590,11 @@ def PRE_7(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             problems.append("the body ran after the caller aborted during pre-execute")
         if not call.is_error:
             problems.append("the result is a success")
-        elif call.code != ABORTED_BEFORE_DISPATCH and is_allow(effective_decision(call)):
+        elif (
+            call.code != ABORTED_BEFORE_DISPATCH
+            and is_allow(effective_decision(call))
+            and not finalizer_threw(call)
+        ):
             others = bool(view.listeners("guards", agent))
             if not others:
                 problems.append(

@@ -80,6 +80,24 @@ def _post_rewrote(call: CallView) -> bool:
     return not passes or "content" in decision or "value" in decision
 
 
+def _wrapper_rewrote(view: View, call: CallView) -> bool:
+    """Did a tools/execute wrapper the call reached throw or author its own result?
+
+    An implementation that fails unknown tools *at dispatch* runs the wrappers
+    around that failure (stage 3), so a wrapper failure (EXEC-4) or a
+    wrapper-authored result (EXEC-3) may stand in its place.
+    """
+    if any(e.get("stage") == "wrapper" and e.get("at") == "throw" for e in call.events):
+        return True
+    entered = {e.get("id") for e in call.entered("wrapper")}
+    return any(
+        "return" in step
+        for entry in view.listeners("wrappers", call.spec.get("agent"))
+        if entry["id"] in entered
+        for step in entry["steps"]
+    )
+
+
 # ------------------------------------------------------------------ SCOPE-1
 
 
@@ -101,10 +119,13 @@ def SCOPE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             if e.get("stage") in ("body", "finalize") and e.get("at") == "enter"
         ]
         # SCOPE-1 note: the call may traverse pre-execute and guards before failing at
-        # dispatch (and then reach post-execute, section 5); if a policy stage or a
-        # cancellation stopped it first, or post-execute rewrote the failure, that error
-        # stands -- the pairing below still demands that hidden and missing look the same.
-        excused = _policy_stopped(scenario, call) or _post_rewrote(call)
+        # dispatch -- inside the tools/execute wrappers -- and then reach post-execute
+        # (section 5); if a policy stage or a cancellation stopped it first, or a wrapper or
+        # post-execute rewrote the failure, that error stands -- the pairing below still
+        # demands that hidden and missing look the same.
+        excused = (
+            _policy_stopped(scenario, call) or _wrapper_rewrote(view, call) or _post_rewrote(call)
+        )
         yield expect(
             call.is_error and (call.code == UNKNOWN_TOOL or excused) and not ran,
             call.id,
