@@ -2,7 +2,8 @@
 
 Fixtures carry an explicit ``expect`` block so other-language projects can
 use ``fixtures/`` without Python. The Python kit checks it too, and
-attributes any mismatch to the fixture's listed rules.
+attributes any mismatch to the fixture's listed rules -- or, when a call's
+expectation names ``rules``, to those only.
 """
 
 from __future__ import annotations
@@ -21,15 +22,18 @@ def check_expect(fixture: Mapping[str, Any], trace: Mapping[str, Any]) -> dict[s
     if not expectations:
         return {}
     view = View(fixture, trace)
-    verdicts: list[Verdict] = []
+    listed = list(fixture.get("rules", []))
+    out: dict[str, list[Verdict]] = {rid: [] for rid in listed}
     by_id = {c.id: c for c in view.calls}
     for call_id, want in expectations.items():
         call = by_id.get(call_id)
         subject = f"expect[{call_id}]"
+        speaks_for = [rid for rid in want.get("rules", listed) if rid in out]
         if call is not None and call.raised:
             continue  # the implementation crashed: recorded as an error, not judged as a fail
         if call is None or not call.returned:
-            verdicts.append(Verdict(False, subject, "the call returned no result"))
+            for rid in speaks_for:
+                out[rid].append(Verdict(False, subject, "the call returned no result"))
             continue
         result = call.result or {}
         problems: list[str] = []
@@ -70,9 +74,12 @@ def check_expect(fixture: Mapping[str, Any], trace: Mapping[str, Any]) -> dict[s
             and result.get("additionalContexts", []) != want["additionalContexts"]
         ):
             problems.append("additionalContexts differ from the expected ones")
-        if "messageContains" in want and want["messageContains"] not in result.get("error", {}).get(
-            "message", ""
+        error = result.get("error")
+        text = error.get("message") if isinstance(error, Mapping) else None
+        if "messageContains" in want and not (
+            isinstance(text, str) and want["messageContains"] in text
         ):
             problems.append(f"error.message should mention {want['messageContains']!r}")
-        verdicts.append(Verdict(not problems, subject, "; ".join(problems)))
-    return {rid: list(verdicts) for rid in fixture.get("rules", [])}
+        for rid in speaks_for:
+            out[rid].append(Verdict(not problems, subject, "; ".join(problems)))
+    return out
