@@ -22,6 +22,7 @@ findings changed.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -53,6 +54,7 @@ def publish(
     adapter: Adapter,
     directory: str | Path,
     *,
+    spec: str = "ADAPTER",
     profile: str = "ci",
     progress: Callable[[str], None] = lambda line: None,
 ) -> tuple[Expectations, bool]:
@@ -99,6 +101,24 @@ def publish(
             failure.counterexample = chosen[outcome.id] if mine else None
     document: dict[str, Any] = report_json(result, "expect.json")
     (out / "report.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    findings = findings_markdown(expectations.expected)
+    intro = [
+        "## How this was produced",
+        "",
+        "```sh",
+        f"toolreg-conformance publish --adapter {shlex.quote(spec)} --dir {out} "
+        f"--profile {profile}",
+        "```",
+        "",
+        "Gate a later run against these findings, and check that each case still fails:",
+        "",
+        "```sh",
+        f"toolreg-conformance run --adapter {shlex.quote(spec)} --profile {profile} "
+        f"--expect {out / 'expect.json'}",
+        f"toolreg-conformance replay {out / 'cases'}/*.json --adapter {shlex.quote(spec)} "
+        "--expect-fail",
+        "```",
+        "",
+    ]
+    findings = intro + findings_markdown(expectations.expected, adapter=spec)
     (out / "README.md").write_text(report_markdown(result, "expect.json", findings))
     return expectations, result.conformant

@@ -95,6 +95,9 @@ def report_markdown(
     if expect_file:
         lines.append(f"- expectations: `{expect_file}`")
     verdict = "CONFORMANT" if result.conformant else "NOT CONFORMANT"
+    known = sum(o.status == "expected-fail" for o in result.rules)
+    if result.conformant and known:
+        verdict = f"NOT CONFORMANT, exactly as expected ({known} known failures)"
     lines += [f"- result: **{verdict}**", ""]
     lines += ["| group | pass | failing | other |", "|---|---:|---:|---:|"]
     lines += [f"| {g} | {p} | {f} | {o} |" for g, p, f, o in group_counts(result)]
@@ -216,21 +219,30 @@ def result_from_json(document: dict[str, Any]) -> RunResult:
 
 ASSESSMENTS = {
     "documented-choice": "a deliberate, documented choice of the implementation",
-    "likely-defect": "looks like a defect: nothing in the implementation's docs says so",
+    "likely-defect": "looks like a defect: the implementation's docs do not present it as intended",
     "spec-disagreement": "the spec and the implementation disagree (recorded in SPEC.md)",
     "harness-limitation": "the harness cannot express what the rule needs",
 }
 
 
-def findings_markdown(expected: dict[str, dict[str, Any]], base: str = "") -> list[str]:
+def findings_markdown(
+    expected: dict[str, dict[str, Any]], base: str = "", adapter: str = "ADAPTER"
+) -> list[str]:
     """One section per expected failure: what the spec requires, what happens, and why."""
     lines = ["## Findings", ""]
     if not expected:
         return [*lines, "No known failures.", ""]
+    lines += ["| rule | status | assessment |", "|---|---|---|"]
+    for rid in sorted(expected):
+        entry = expected[rid]
+        lines.append(
+            f"| [{rid}](#{rid.lower()}) | {entry['status']} | {entry.get('assessment', '')} |"
+        )
+    lines.append("")
     for rid in sorted(expected):
         entry = expected[rid]
         category = f", {entry['category']}" if entry.get("category") else ""
-        lines += [f"### {rid} — {entry['status']}{category}", ""]
+        lines += [f"### {rid}", "", f"Status: {entry['status']}{category}.", ""]
         if entry.get("requires"):
             lines.append(f"- **The spec requires:** {entry['requires']}")
         if entry.get("does"):
@@ -244,7 +256,7 @@ def findings_markdown(expected: dict[str, dict[str, Any]], base: str = "") -> li
             lines += ["", *(f"  > {line}" for line in evidence["quote"].splitlines()), ""]
         if entry.get("counterexample"):
             path = f"{base}{entry['counterexample']}"
-            lines.append(f"- **Replay:** `toolreg-conformance replay {path} --adapter ADAPTER`")
+            lines.append(f'- **Replay:** `toolreg-conformance replay {path} --adapter "{adapter}"`')
         if entry.get("reason") and not entry.get("does"):
             lines.append(f"- {entry['reason']}")
         if entry.get("link"):
