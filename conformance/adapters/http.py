@@ -15,12 +15,10 @@ stdio transport (``adapters/stdio.py``), with a service in place of a process:
   request), any status but 200, and -- with ``validate_protocol`` -- a body
   off the schema or not ``application/json``** are ``protocol``. ``errored``
   is ``errored``. Each is reported against the scenario; the run goes on.
-* **After a failure the session is replayed, bounded.** The next scenario
-  repeats the handshake (``seq`` restarts at 1) and the new ``started`` must
-  describe the same implementation. The adapter gives up -- every later
-  scenario fails at once with the reason -- after ``max_restarts`` new
-  handshakes, after ``max_consecutive`` timeouts in a row, or when a
-  handshake after a failure fails. Giving up never stops the run.
+* **After a failure the session is replayed, bounded** -- the session policy
+  every transport shares, in ``adapters/_session.py``: the next scenario
+  repeats the handshake (``seq`` restarts at 1), which must describe the same
+  implementation; giving up never stops the run.
 
 The transport never judges, and never decides what a rule means.
 """
@@ -38,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from ..adapter import AdapterError, AdapterInfo, ImplementationFailure, ScenarioSkipped
+from ..adapter import AdapterError, AdapterInfo, ImplementationFailure
 from ..protocol import (
     decode_line,
     encode,
@@ -46,6 +44,7 @@ from ..protocol import (
     interpret_answer,
     start_message,
 )
+from ._session import SessionAdapter
 
 __all__ = ["HttpAdapter"]
 
@@ -70,8 +69,14 @@ class _Answer:
         return repr(text)
 
 
-class HttpAdapter:
-    """An :class:`~conformance.adapter.Adapter` speaking the harness protocol to an HTTP service."""
+class HttpAdapter(SessionAdapter):
+    """An :class:`~conformance.adapter.Adapter` speaking the harness protocol to an HTTP service.
+
+    A session is one handshake; the restart policy is :class:`SessionAdapter`'s.
+    """
+
+    transport = "http"
+    restart_noun = "new handshakes with the service"
 
     def __init__(
         self,
@@ -92,99 +97,48 @@ class HttpAdapter:
             port = parts.port
         except ValueError as e:
             raise AdapterError(f"{url!r}: {e}") from None
+        super().__init__(
+            deadline_s=deadline_s,
+            start_deadline_s=start_deadline_s,
+            max_restarts=max_restarts,
+            max_consecutive=max_consecutive,
+            validate_protocol=validate_protocol,
+        )
         self.url = url.rstrip("/")
         self.scheme = parts.scheme
         self.host = parts.hostname
         self.port = port or (443 if parts.scheme == "https" else 80)
         self.base_path = parts.path.rstrip("/")
-        self.deadline_s = deadline_s
-        self.start_deadline_s = max(start_deadline_s, deadline_s)
-        self.max_restarts = max_restarts
-        self.max_consecutive = max_consecutive
-        self.validate_protocol = validate_protocol
-        self._info: AdapterInfo | None = None
-        self._in_session = False
-        self._seq = 0
-        self._starts = 0
-        self._consecutive = 0
-        self._gave_up: str | None = None
-        self.failures: dict[str, int] = {}
-
-    # ------------------------------------------------------------ the seam
-
-    def describe(self) -> AdapterInfo:
-        if self._info is None:
-            try:
-                self._ensure_session()
-            except ImplementationFailure as e:
-                raise AdapterError(f"the service at {self.url} did not start: {e}") from e
-        assert self._info is not None
-        return self._info
-
-    def run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
-        if self._gave_up:
-            raise ImplementationFailure("crash", f"not run: {self._gave_up}")
-        try:
-            self._ensure_session()
-            self._seq += 1
-            seq = self._seq
-            message = {"type": "run", "seq": seq, "scenario": scenario}
-            answer = self._post("/run", message, self.deadline_s, f"run seq {seq}")
-            where = f"the answer to run seq {seq} (POST {self.url}/run)"
-            decoded = self._decode(answer, where)
-            trace = interpret_answer(decoded, seq=seq, where=where, strict=self.validate_protocol)
-        except ImplementationFailure as e:
-            self._failed(e)
-            raise
-        except ScenarioSkipped:  # an in-order answer: the session stays
-            self._consecutive = 0
-            raise
-        self._consecutive = 0
-        return trace
 
     def diagnostics(self) -> dict[str, Any]:
-        """Transport facts for the report: the URL, handshakes, failures by category."""
-        return {
-            "transport": "http",
-            "url": self.url,
-            "starts": self._starts,
-            "failures": dict(sorted(self.failures.items())),
-            "gaveUp": self._gave_up,
-        }
+        """The session facts plus the URL."""
+        return {**super().diagnostics(), "url": self.url}
 
     def close(self) -> None:
-        if not self._in_session:
+        if not self._open:
             return
-        self._in_session = False
+        self._close_session()
         with contextlib.suppress(ImplementationFailure):
             self._post("/stop", {"type": "stop"}, min(self.deadline_s, 2.0), "stop")
 
-    # ------------------------------------------------------------ internals
+    # ------------------------------------------------------- transport hooks
 
-    def _ensure_session(self) -> None:
-        if self._in_session:
-            return
-        if self._starts > self.max_restarts:
-            self._gave_up = f"gave up after {self.max_restarts} new handshakes with the service"
-            raise ImplementationFailure("crash", self._gave_up)
-        self._starts += 1
-        self._seq = 0
+    def _start_failed(self, failure: ImplementationFailure) -> AdapterError:
+        return AdapterError(f"the service at {self.url} did not start: {failure}")
+
+    def _handshake(self) -> AdapterInfo:
         where = f"the answer to start (POST {self.url}/start)"
-        try:
-            answer = self._post("/start", start_message(), self.start_deadline_s, "start")
-            info = info_from_started(self._decode(answer, where), where=where)
-        except ImplementationFailure as e:
-            if self._info is not None:  # a handshake after a failure fails: stop trying
-                self._gave_up = f"a new handshake with the service failed: {e.message}"
-            raise
-        if self._info is not None and info != self._info:
-            self._gave_up = "the service described a different implementation after a failure"
-            raise ImplementationFailure(
-                "protocol",
-                f"handshake changed after a failure: {info.to_json()} != {self._info.to_json()}",
-            )
-        self._info = info
-        self._in_session = True
+        answer = self._post("/start", start_message(), self.start_deadline_s, "start")
+        return info_from_started(self._decode(answer, where), where=where)
+
+    def _exchange(self, seq: int, scenario: Mapping[str, Any]) -> dict[str, Any]:
+        message = {"type": "run", "seq": seq, "scenario": scenario}
+        answer = self._post("/run", message, self.deadline_s, f"run seq {seq}")
+        where = f"the answer to run seq {seq} (POST {self.url}/run)"
+        decoded = self._decode(answer, where)
+        return interpret_answer(decoded, seq=seq, where=where, strict=self.validate_protocol)
+
+    # ------------------------------------------------------------- internals
 
     def _decode(self, answer: _Answer, where: str) -> dict[str, Any]:
         """The 200 answer's body as a message; a failure of the right category otherwise."""
@@ -273,17 +227,6 @@ class HttpAdapter:
                 )
             return result
         raise _failure(result, what, self.url, deadline_s)
-
-    def _failed(self, failure: ImplementationFailure) -> None:
-        self.failures[failure.category] = self.failures.get(failure.category, 0) + 1
-        if failure.category == "errored":  # the service answered in order: keep the session
-            return
-        self._in_session = False  # out of sync: the next scenario shakes hands again
-        self._consecutive = self._consecutive + 1 if failure.category == "timeout" else 0
-        if self._consecutive >= self.max_consecutive and not self._gave_up:
-            self._gave_up = (
-                f"gave up after {self._consecutive} timeouts in a row (last: {failure.message})"
-            )
 
 
 def _abort(connection: http.client.HTTPConnection) -> None:

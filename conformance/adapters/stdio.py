@@ -38,7 +38,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
-from ..adapter import AdapterError, AdapterInfo, ImplementationFailure, ScenarioSkipped
+from ..adapter import AdapterError, AdapterInfo, ImplementationFailure
 from ..protocol import (
     decode_line,
     encode,
@@ -46,6 +46,7 @@ from ..protocol import (
     interpret_answer,
     start_message,
 )
+from ._session import SessionAdapter
 
 __all__ = ["StdioAdapter"]
 
@@ -135,8 +136,14 @@ class _Process:
                     stream.close()
 
 
-class StdioAdapter:
-    """An :class:`~conformance.adapter.Adapter` speaking the harness protocol to a subprocess."""
+class StdioAdapter(SessionAdapter):
+    """An :class:`~conformance.adapter.Adapter` speaking the harness protocol to a subprocess.
+
+    A session is one harness process; the restart policy is :class:`SessionAdapter`'s.
+    """
+
+    transport = "stdio"
+    restart_noun = "restarts of the harness"
 
     def __init__(
         self,
@@ -150,69 +157,29 @@ class StdioAdapter:
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
+        super().__init__(
+            deadline_s=deadline_s,
+            start_deadline_s=start_deadline_s,
+            max_restarts=max_restarts,
+            max_consecutive=max_consecutive,
+            validate_protocol=validate_protocol,
+        )
         self.command = list(command)
-        self.deadline_s = deadline_s
-        self.start_deadline_s = max(start_deadline_s, deadline_s)
-        self.max_restarts = max_restarts
-        self.max_consecutive = max_consecutive
-        self.validate_protocol = validate_protocol
         self.cwd = cwd
         self.env = env
         self._process: _Process | None = None
-        self._info: AdapterInfo | None = None
-        self._seq = 0
-        self._starts = 0
-        self._consecutive = 0
-        self._gave_up: str | None = None
         self._stderr_tail: deque[str] = deque(maxlen=60)
-        self.failures: dict[str, int] = {}
         atexit.register(self.close)
 
-    # ------------------------------------------------------------ the seam
-
-    def describe(self) -> AdapterInfo:
-        if self._info is None:
-            try:
-                self._ensure_started()
-            except ImplementationFailure as e:
-                detail = f"\n--- harness stderr ---\n{e.stderr}" if e.stderr else ""
-                raise AdapterError(f"harness {self._shown()} did not start: {e}{detail}") from e
-        assert self._info is not None
-        return self._info
-
-    def run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
-        if self._gave_up:
-            raise ImplementationFailure("crash", f"not run: {self._gave_up}")
-        try:
-            process = self._ensure_started()
-            mark = process.stderr_count
-            self._seq += 1
-            seq = self._seq
-            trace = self._exchange(process, {"type": "run", "seq": seq, "scenario": scenario}, mark)
-        except ImplementationFailure as e:
-            self._failed(e)
-            raise
-        except ScenarioSkipped:  # an in-order answer: the harness stays
-            self._consecutive = 0
-            raise
-        except BaseException:
-            self._kill()
-            raise
-        self._consecutive = 0
-        return trace
-
     def diagnostics(self) -> dict[str, Any]:
-        """Transport facts for the report: the command, restarts, failures, stderr tail."""
+        """The session facts plus the command and the tail of the harness's stderr."""
         tail = list(self._stderr_tail)
         if self._process is not None:
             tail += [text for _, text in list(self._process.stderr)]
         return {
-            "transport": "stdio",
+            **super().diagnostics(),
             "command": self.command,
-            "starts": self._starts,
-            "failures": dict(sorted(self.failures.items())),
-            "gaveUp": self._gave_up,
-            "stderrTail": tail[-self._stderr_tail.maxlen :] if self._stderr_tail.maxlen else tail,
+            "stderrTail": tail[-(self._stderr_tail.maxlen or len(tail)) :],
         }
 
     def close(self) -> None:
@@ -222,43 +189,49 @@ class StdioAdapter:
         with contextlib.suppress(Exception):
             process.send({"type": "stop"})
             process.receive(2.0)
-        self._kill()
+        self._close_session()
 
-    # ------------------------------------------------------------ internals
+    # ------------------------------------------------------- transport hooks
 
-    def _shown(self) -> str:
-        return repr(" ".join(self.command))
+    def _start_failed(self, failure: ImplementationFailure) -> AdapterError:
+        detail = f"\n--- harness stderr ---\n{failure.stderr}" if failure.stderr else ""
+        shown = repr(" ".join(self.command))
+        return AdapterError(f"harness {shown} did not start: {failure}{detail}")
 
-    def _ensure_started(self) -> _Process:
-        if self._process is not None:
-            return self._process
-        if self._starts > self.max_restarts:
-            self._gave_up = f"gave up after {self.max_restarts} restarts of the harness"
-            raise ImplementationFailure("crash", self._gave_up)
-        self._starts += 1
-        self._seq = 0
+    def _handshake(self) -> AdapterInfo:
         process = _Process(self.command, self.cwd, self.env)
         self._process = process
-        where = f"the harness's answer to start (stdout line {process.stdout_line + 1})"
+        where = "the harness's answer to start (stdout line 1)"
         try:
             line = self._receive_after_send(process, start_message(), self.start_deadline_s)
-            message = decode_line(line, where=where)
-            info = info_from_started(message, where=where)
+            return info_from_started(decode_line(line, where=where), where=where)
         except ImplementationFailure as e:
             self._kill()
             e.stderr = process.stderr_since(0)
-            if self._info is not None:  # a restart that cannot even shake hands: stop trying
-                self._gave_up = f"a restarted harness failed its handshake: {e.message}"
             raise
-        if self._info is not None and info != self._info:
-            self._kill()
-            self._gave_up = "a restarted harness described a different implementation"
-            raise ImplementationFailure(
-                "protocol",
-                f"handshake changed after a restart: {info.to_json()} != {self._info.to_json()}",
+
+    def _exchange(self, seq: int, scenario: Mapping[str, Any]) -> dict[str, Any]:
+        process = self._process
+        assert process is not None
+        mark = process.stderr_count
+        message = {"type": "run", "seq": seq, "scenario": scenario}
+        try:
+            line = self._receive_after_send(process, message, self.deadline_s)
+            where = f"stdout line {process.stdout_line} (the answer to run seq {seq})"
+            answer = decode_line(line, where=where)
+            return interpret_answer(
+                answer, seq=seq, where=where, strict=self.validate_protocol, line=line
             )
-        self._info = info
-        return process
+        except ImplementationFailure as e:
+            if e.category != "errored":  # out of sync: never reuse this process
+                self._kill()
+            e.stderr = process.stderr_since(mark)
+            raise
+
+    def _drop(self) -> None:
+        self._kill()
+
+    # ------------------------------------------------------------- internals
 
     def _receive_after_send(
         self, process: _Process, message: Mapping[str, Any], deadline_s: float
@@ -287,32 +260,6 @@ class StdioAdapter:
                 f"after {waited:.1f} s)",
             )
         return line
-
-    def _exchange(self, process: _Process, message: Mapping[str, Any], mark: int) -> dict[str, Any]:
-        seq = int(message["seq"])
-        try:
-            line = self._receive_after_send(process, message, self.deadline_s)
-            where = f"stdout line {process.stdout_line} (the answer to run seq {seq})"
-            answer = decode_line(line, where=where)
-            return interpret_answer(
-                answer, seq=seq, where=where, strict=self.validate_protocol, line=line
-            )
-        except ImplementationFailure as e:
-            if e.category != "errored":  # out of sync: never reuse this process
-                self._kill()
-            e.stderr = process.stderr_since(mark)
-            raise
-
-    def _failed(self, failure: ImplementationFailure) -> None:
-        self.failures[failure.category] = self.failures.get(failure.category, 0) + 1
-        if failure.category == "errored":  # the harness answered in order: keep it
-            return
-        self._kill()
-        self._consecutive = self._consecutive + 1 if failure.category == "timeout" else 0
-        if self._consecutive >= self.max_consecutive and not self._gave_up:
-            self._gave_up = (
-                f"gave up after {self._consecutive} timeouts in a row (last: {failure.message})"
-            )
 
     def _kill(self) -> None:
         process, self._process = self._process, None

@@ -149,8 +149,8 @@ def test_a_changed_handshake_after_a_restart_gives_up(
     )
     adapters.append(adapter)
     adapter.run(SCENARIO)
-    adapter._kill()  # as if it had crashed
-    with pytest.raises(ImplementationFailure, match="handshake changed after a restart"):
+    adapter._close_session()  # as if it had crashed
+    with pytest.raises(ImplementationFailure, match="handshake changed after a failure"):
         adapter.run(SCENARIO)
     with pytest.raises(ImplementationFailure, match="different implementation"):
         adapter.run(SCENARIO)
