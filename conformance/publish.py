@@ -44,9 +44,22 @@ __all__ = ["publish"]
 
 
 def _best_case(outcome: RuleOutcome) -> str | None:
-    """The counterexample to publish for a failing rule: a fixture's first, else the shrunk one."""
+    """The counterexample to publish for a failing rule: the rule's own fixture first, then
+    a fixture that lists the rule, then any fixture, then a generated (shrunk) scenario."""
     found = [f for f in (*outcome.failures, *outcome.errors, *outcome.timeouts) if f.counterexample]
-    found.sort(key=lambda f: (f.scenario_id.startswith("generated/"), f.scenario_id))
+
+    def written_for(path: str) -> bool:
+        case = json.loads(Path(path).read_text(encoding="utf-8"))
+        return outcome.id in (case.get("scenario") or {}).get("rules", [])
+
+    found.sort(
+        key=lambda f: (
+            f.scenario_id.startswith("generated/"),
+            not f.scenario_id.startswith(f"rules/{outcome.id}/"),
+            not written_for(str(f.counterexample)),
+            f.scenario_id,
+        )
+    )
     return found[0].counterexample if found else None
 
 

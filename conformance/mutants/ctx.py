@@ -18,7 +18,10 @@ from ._base import mutant
 @mutant("CTX-1", "the body's deferred contexts are dropped when the dispatch ends in an error")
 class ContextsLostOnFailure(Registry):
     """Tempting: "Contexts belong to a successful result": but a sub-agent that gathered context and
-    then failed still has to hand that context to the model."""
+    then failed still has to hand that context to the model.
+
+    Found in @deepseek-ai/dsh-tools 0.1.0-rc.8 for one kind of error: a tools/execute
+    wrapper that throws after the body deferred its contexts."""
 
     async def dispatch(self, run: Prepared) -> None:
         await super().dispatch(run)

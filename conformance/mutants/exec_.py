@@ -34,7 +34,10 @@ from ._base import mutant
 )
 class WritableRunContext(ToolRunContext):
     """The body gets a context whose ``signal`` is a plain attribute: a body can swap in a
-    signal nobody will ever abort. Only the tools/execute stage may replace the signal."""
+    signal nobody will ever abort. Only the tools/execute stage may replace the signal.
+
+    Found in @deepseek-ai/dsh-tools 0.1.0-rc.8: its docs promise a ``readonly exec.signal``,
+    but ``readonly`` is a TypeScript annotation; at run time the body can assign it."""
 
     __slots__ = ()
 

@@ -163,6 +163,52 @@ class MalformedDecisionAllows(Registry):
             return {"kind": "allow"}  # the bug
 
 
+@mutant(
+    "PRE-6",
+    "a decision other than an exact allow denies only when it carries a reason; "
+    "otherwise the body runs and no guard is asked",
+)
+class ReasonlessDecisionRunsUnguarded(Registry):
+    """Found in @deepseek-ai/dsh-tools 0.1.0-rc.8 (docs/implementations/dsh-tools-0.1.0-rc.8):
+    ``const denialReason = decision.kind === "allow" ? this.guardReason(exec) : decision.reason;``
+
+    Guards are consulted only for an exact ``allow``, and any other decision denies only
+    through its ``reason``. So ``{kind: "deny"}`` without a reason, an unknown kind or a
+    bare ``1`` is neither a denial nor guarded: the call fails open. (A full run also
+    fails GUARD-1 on it: the guards were never asked.)
+    """
+
+    unguarded: set[str] | None = None
+
+    async def _pre_execute(self, execution: ToolExecution) -> Mapping[str, Any]:
+        listeners = self._scoped_entries("tools/pre-execute", execution.agent)
+
+        async def step(i: int) -> Any:
+            if i == len(listeners):
+                return {"kind": "allow"}
+            return await regmod._settle(listeners[i](execution, regmod._once(lambda: step(i + 1))))
+
+        try:
+            decision = await step(0)
+        except Exception as e:  # a throwing listener still fails closed, as upstream does
+            raise regmod._PolicyFailure(f"pre-execute listener failed: {e}") from e
+        kind = decision.get("kind") if isinstance(decision, Mapping) else None
+        if kind in ("allow", "ask"):
+            return regmod._check_pre_decision(decision)
+        reason = decision.get("reason") if isinstance(decision, Mapping) else None
+        if reason is not None:
+            return {"kind": "deny", "reason": str(reason)}
+        if self.unguarded is None:
+            self.unguarded = set()
+        self.unguarded.add(execution.call_id)  # the bug: neither denied nor guarded
+        return {"kind": "allow"}
+
+    def _guards_for(self, execution: ToolExecution) -> tuple[str, str] | None:
+        if self.unguarded and execution.call_id in self.unguarded:
+            return None
+        return super()._guards_for(execution)
+
+
 @mutant("PRE-7", "the waterfall is raced against the caller's signal; the listener is abandoned")
 class AbandonsPendingListener(Registry):
     """Stops waiting for a slow policy listener as soon as the caller aborts, leaving its

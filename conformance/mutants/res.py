@@ -6,7 +6,7 @@ Read beside ``conformance/rules/res.py``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, cast
 
 from reference import Registry, ToolExecution, ToolExecutionInput, ToolResult, failure, text, thaw
 from reference.registry import Listener, Prepared, _settle
@@ -113,3 +113,24 @@ class BareFailureContent(Registry):
         if run.result is not None and run.result.is_error:
             run.result = dataclasses.replace(run.result, content=text(run.result.message))  # bug
         return run
+
+
+@mutant("RES-3", "a guard's objection that is not a string becomes error.message as it is")
+class GuardValueAsMessage(Registry):
+    """Found in @deepseek-ai/dsh-tools 0.1.0-rc.8 (docs/implementations/dsh-tools-0.1.0-rc.8):
+    ``if (reason !== void 0) return reason;`` -- the guard's return value is the denial
+    reason, whatever its type. The call is denied (fail-closed holds), but a guard that
+    returns ``true`` or an object publishes a failure whose ``error.message`` is not a
+    string."""
+
+    def _guards_for(self, execution: ToolExecution) -> tuple[str, str] | None:
+        for entry in self._guards:
+            if entry.scope is not None and entry.scope != execution.agent:
+                continue
+            try:
+                verdict = entry.fn(execution)
+            except Exception:
+                return super()._guards_for(execution)
+            if verdict is not None:
+                return "denied", cast(str, verdict)  # the bug: not necessarily a string
+        return None
