@@ -288,26 +288,46 @@ def load_case(path: str) -> tuple[Mapping[str, Any], str | None, list[str]]:
 
 
 def _replay(args: argparse.Namespace, out: TextIO) -> int:
-    cases = [(path, *load_case(path)) for path in args.files]  # every file is read first
+    cases = [(path, *load_case(path), load_json(path)) for path in args.files]  # read all first
     adapter = _load_adapter(args)
-    codes: list[int] = []
+    outcomes: list[tuple[int, bool]] = []
     try:
-        for path, scenario, rule, required in cases:
+        for path, scenario, rule, required, document in cases:
             if len(cases) > 1:
                 print(f"== {path}", file=out)
-            codes.append(_replay_one(adapter, scenario, rule, required, out))
+            outcomes.append(_replay_one(adapter, scenario, rule, required, out))
+            _note_other_implementation(adapter, document, out)
     finally:
         _close(adapter)
+    codes = [code for code, _ in outcomes]
     if EXIT_USAGE in codes:
         return EXIT_USAGE
-    if args.expect_fail:
-        fixed = sum(code == EXIT_OK for code in codes)
-        if fixed:
-            print(f"\n{fixed} of {len(codes)} cases no longer fail", file=out)
-            return EXIT_FAIL
-        print(f"\nall {len(codes)} cases still fail, as expected", file=out)
-        return EXIT_OK
-    return max(codes)
+    if not args.expect_fail:
+        return max(codes)
+    # A case reproduces only as it was recorded: a case with a trace needs a trace whose
+    # rule (or expect block) still fails -- an implementation that crashes now proves nothing.
+    broken = 0
+    for (code, traced), (_, _, _, _, document) in zip(outcomes, cases, strict=True):
+        if code == EXIT_FAIL and not traced and document.get("trace") is not None:
+            broken += 1
+    fixed = sum(code == EXIT_OK for code in codes)
+    if broken:
+        print(f"\n{broken} of {len(codes)} cases produced no trace: cannot tell", file=out)
+        return EXIT_USAGE
+    if fixed:
+        print(f"\n{fixed} of {len(codes)} cases no longer fail", file=out)
+        return EXIT_FAIL
+    print(f"\nall {len(codes)} cases still fail, as expected", file=out)
+    return EXIT_OK
+
+
+def _note_other_implementation(adapter: Adapter, document: Any, out: TextIO) -> None:
+    """Say so when a case recorded on one implementation is replayed on another."""
+    impl = document.get("implementation") if isinstance(document, dict) else None
+    recorded = impl.get("name") if isinstance(impl, dict) else None
+    name = adapter.describe().name
+    if recorded is not None and recorded != name:
+        print(f"  note: this case was recorded on {recorded!r}, replayed on {name!r}", file=out)
 
 
 def _replay_one(
@@ -316,7 +336,8 @@ def _replay_one(
     rule: str | None,
     required: list[str],
     out: TextIO,
-) -> int:
+) -> tuple[int, bool]:
+    """(exit code, whether the implementation produced a trace)."""
     from .expect_block import check_expect
     from .runner import KitError, judge
 
@@ -332,7 +353,7 @@ def _replay_one(
         validate(trace, "trace", f"trace of {scenario.get('id')}")
     except ScenarioSkipped as e:
         print(f"SKIPPED: {who} cannot express this scenario: {e.reason}", file=out)
-        return EXIT_USAGE
+        return EXIT_USAGE, False
     except FixtureError as e:
         problems.append(f"malformed trace: {e}")
         trace = None
@@ -350,7 +371,7 @@ def _replay_one(
             verdicts = judge(scenario, trace, [rule] if rule else None)
         except KitError as e:
             print(f"KIT ERROR (a bug in the kit, not the implementation): {e}", file=out)
-            return EXIT_USAGE
+            return EXIT_USAGE, True
         for rid, found in check_expect(scenario, trace).items():
             if rid in verdicts:
                 verdicts[rid] = verdicts[rid] + found
@@ -364,10 +385,10 @@ def _replay_one(
         print(f"still FAILING: {target} on {who}", file=out)
         for problem in problems:
             print(f"  - {problem}", file=out)
-        return EXIT_FAIL
+        return EXIT_FAIL, trace is not None
     note = "" if checks else " (the rule's premise did not hold: 0 checks)"
     print(f"FIXED: {target} holds on {who} ({checks} checks){note}", file=out)
-    return EXIT_OK
+    return EXIT_OK, True
 
 
 # -------------------------------------------------------------------- publish

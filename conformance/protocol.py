@@ -144,7 +144,8 @@ def interpret_answer(
             f"got type {kind!r}",
             line=line,
         )
-    if message.get("seq") != seq:
+    answered = message.get("seq")
+    if type(answered) is not int or answered != seq:  # not True, not 1.0
         raise ImplementationFailure(
             "protocol",
             f"{where}: answer carries seq {message.get('seq')!r}, expected {seq}",

@@ -46,7 +46,8 @@ __all__ = ["publish"]
 def _best_case(outcome: RuleOutcome) -> str | None:
     """The counterexample to publish for a failing rule: the rule's own fixture first, then
     a fixture that lists the rule, then any fixture, then a generated (shrunk) scenario."""
-    found = [f for f in (*outcome.failures, *outcome.errors, *outcome.timeouts) if f.counterexample]
+    bucket = {"fail": outcome.failures, "error": outcome.errors, "timeout": outcome.timeouts}
+    found = [f for f in bucket.get(outcome.status, []) if f.counterexample]
 
     def written_for(path: str) -> bool:
         case = json.loads(Path(path).read_text(encoding="utf-8"))

@@ -51,10 +51,6 @@ class KitError(Exception):
     """A bug in the kit itself (a predicate or strategy crashed), never the implementation's."""
 
 
-class _NoTrace(Exception):
-    """Ends a property early: the implementation produced no trace (already recorded)."""
-
-
 @dataclass
 class Failure:
     message: str
@@ -343,13 +339,20 @@ class Tally:
             suppress_health_check=list(HealthCheck),
             phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
             print_blob=False,
+            report_multiple_bugs=False,
             **options,
         )
+        # Once the implementation fails to answer (crash, timeout, protocol...), the
+        # property stops calling it: later examples are rejected, never run, so neither
+        # generation nor shrinking replays a failure the report already holds.
+        stopped: list[Problem] = []
 
         @conf
         @given(focus.strategy)
         def prop(scenario: dict[str, Any]) -> None:
             scenario = {**scenario, "id": f"generated/{rule_id}"}
+            if stopped:
+                hypothesis.reject()
             if self.missing(scenario):
                 return
             trace, problem = self.execute(scenario)
@@ -360,7 +363,8 @@ class Tally:
             if trace is None:
                 assert problem is not None
                 self.problem(scenario, [rule_id], problem)
-                raise _NoTrace  # the implementation failed outright: stop this property
+                stopped.append(problem)
+                return
             verdicts = judge(scenario, trace, self.rule_ids)
             self.record(
                 scenario,
@@ -378,16 +382,19 @@ class Tally:
             prop = hypothesis.seed(seed)(prop)
         try:
             prop()
-        except AssertionError:
+        except (AssertionError, hypothesis.errors.Flaky) as e:
+            # Flaky: a replay of the failing example behaved differently (a flaky
+            # implementation); the failure it showed is still a failure.
+            if "case" not in last:  # not our assertion: the kit's fault
+                self.kit_errors.append(f"property {rule_id}: {type(e).__name__}: {e}")
+                return
             scenario, trace, bad = last["case"]  # the last failing example is the shrunk one
             outcome = self.outcomes[rule_id]
             path = self.save(rule_id, scenario, trace, [v.message for v in bad])
             message = "; ".join(f"{v.subject}: {v.message}" for v in bad[:3])
             outcome.failures.insert(0, Failure(message, scenario["id"], path))
-        except _NoTrace:
-            pass  # already recorded as an error or timeout of the implementation
         except hypothesis.errors.Unsatisfiable:
-            pass  # the implementation skipped every scenario; recorded as skipped
+            pass  # every example was skipped or came after a failure to answer: recorded
         except KitError as e:
             self.kit_errors.append(str(e))
         except Exception as e:  # hypothesis itself or a strategy broke: the kit's fault

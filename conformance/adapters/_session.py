@@ -144,6 +144,7 @@ class SessionAdapter:
     def _failed(self, failure: ImplementationFailure) -> None:
         self.failures[failure.category] = self.failures.get(failure.category, 0) + 1
         if failure.category == "errored":  # answered in order: keep the session
+            self._consecutive = 0
             return
         self._close_session()  # out of sync: the next scenario opens a new session
         self._consecutive = self._consecutive + 1 if failure.category == "timeout" else 0

@@ -53,6 +53,7 @@ __all__ = ["StdioAdapter"]
 _EOF = object()
 STDERR_KEPT_LINES = 400
 STDERR_LINE_CHARS = 2000
+PIPE_SAFE_BYTES = 32 * 1024  # below Linux's 64 KiB pipe buffer
 
 
 class _Process:
@@ -96,10 +97,36 @@ class _Process:
     def stderr_since(self, mark: int) -> str:
         return "\n".join(text for n, text in list(self.stderr) if n >= mark)
 
-    def send(self, message: Mapping[str, Any]) -> None:
-        assert self.popen.stdin is not None
-        self.popen.stdin.write((encode(message) + "\n").encode("utf-8"))
-        self.popen.stdin.flush()
+    def send(self, message: Mapping[str, Any], deadline_s: float) -> None:
+        """Write one line; TimeoutError if the harness does not read it within the deadline.
+
+        A line that fits the pipe buffer is written directly (the harness read
+        everything before it answered); a larger one is written by a helper
+        thread, so a harness that stops reading cannot block the kit.
+        """
+        stdin = self.popen.stdin
+        assert stdin is not None
+        data = (encode(message) + "\n").encode("utf-8")
+        if len(data) <= PIPE_SAFE_BYTES:
+            stdin.write(data)
+            stdin.flush()
+            return
+        failed: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                stdin.write(data)
+                stdin.flush()
+            except BaseException as e:
+                failed.append(e)
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        writer.join(deadline_s)
+        if writer.is_alive():
+            raise TimeoutError
+        if failed:
+            raise failed[0]
 
     def receive(self, deadline_s: float) -> str | None:
         """The next stdout line (no newline); ``None`` at EOF; TimeoutError past the deadline."""
@@ -187,8 +214,9 @@ class StdioAdapter(SessionAdapter):
         if process is None:
             return
         with contextlib.suppress(Exception):
-            process.send({"type": "stop"})
+            process.send({"type": "stop"}, 2.0)
             process.receive(2.0)
+            process.popen.wait(timeout=2.0)  # a harness that answered stopped exits by itself
         self._close_session()
 
     # ------------------------------------------------------- transport hooks
@@ -238,7 +266,12 @@ class StdioAdapter(SessionAdapter):
     ) -> str:
         what = f"{message['type']}" + (f" seq {message['seq']}" if "seq" in message else "")
         try:
-            process.send(message)
+            process.send(message, deadline_s)
+        except TimeoutError:
+            raise ImplementationFailure(
+                "timeout",
+                f"the harness did not read {what} within {deadline_s:g} s; it was killed",
+            ) from None
         except (BrokenPipeError, OSError):
             raise ImplementationFailure(
                 "crash",

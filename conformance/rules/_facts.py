@@ -428,8 +428,8 @@ def scripted_decision(view: View, call: CallView, stage: str) -> Any:
 
 def message(call: CallView) -> str:
     """The error message of a call's result ("" when there is none)."""
-    error = (call.result or {}).get("error") or {}
-    text = error.get("message")
+    error = (call.result or {}).get("error")
+    text = error.get("message") if isinstance(error, Mapping) else None
     return text if isinstance(text, str) else ""
 
 

@@ -19,6 +19,7 @@ from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
 from ._facts import args_valid, content_blocks, is_content, resolution_known
+from ._facts import message as error_message
 
 RUN_CODE = "run_code"
 POLICY_STAGES = ("pre-execute", "approval", "guard", "post-execute")
@@ -68,7 +69,7 @@ def CODE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             continue
         if view.catalog_tool(name, call.spec.get("agent")) is None:
             continue  # not a native tool of this scope (SCOPE-1 governs missing names)
-        message = ((call.result or {}).get("error") or {}).get("message", "")
+        message = error_message(call)
         stages = sorted(
             {str(e.get("stage")) for e in call.events} & {*POLICY_STAGES, "body", "wrapper"}
         )

@@ -339,8 +339,8 @@ def POST_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         if decision["kind"] == "accept":
             if call.is_error and (call.code == "INVALID_TOOL_OUTPUT" or _raised_at_post(call)):
                 continue  # the accept was not applied (an invalid replacement value)
-            if call.is_error and "value" in decision:
-                continue  # a replacement value on a failure: open (POST-2); POST-2 judges successes
+            if "value" in decision and _received_failure(call):
+                continue  # a replacement value on a failure: open (POST-2)
             wanted = body + extra
         else:
             wanted = list(extra)
@@ -352,6 +352,15 @@ def POST_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             f"({'body then decision' if decision['kind'] == 'accept' else 'only the decision'}); "
             f"they are {got!r}",
         )
+
+
+def _received_failure(call: CallView) -> bool:
+    """Was the result post-execute received a failure? (Observed, else from the body.)"""
+    received = _input_result(call)
+    if isinstance(received, Mapping):
+        return received.get("isError") is True
+    body_threw = any(e.get("stage") == "body" and e.get("at") == "throw" for e in call.events)
+    return body_threw or not call.body_entered
 
 
 def _raised_at_post(call: CallView) -> bool:

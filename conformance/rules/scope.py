@@ -164,7 +164,11 @@ def _hidden_scenarios(draw: st.DrawFn) -> s.Scenario:
             tool["finalizeContent"] = [{"return": None}]
     agent = draw(st.sampled_from(["main", None]))
     targets = draw(
-        st.lists(st.sampled_from([*names, "missing_tool", "ghost"]), min_size=2, max_size=3)
+        st.lists(st.sampled_from([*names, "missing_tool", "ghost"]), min_size=1, max_size=2)
+    )
+    # Always a missing name beside the others, so hidden-vs-missing pairs are compared.
+    targets.insert(
+        draw(st.integers(0, len(targets))), draw(st.sampled_from(["missing_tool", "ghost"]))
     )
     fields: dict[str, Any] = {"observers": [s.listener("observer", [])]}
     if draw(st.booleans()):

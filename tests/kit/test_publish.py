@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from conformance.cli import main
 from conformance.scenario import validate
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 
 
 def test_publish_then_gate_and_replay(
@@ -54,3 +56,7 @@ def test_publish_then_gate_and_replay(
     capsys.readouterr()
     assert main(["replay", *cases, "--adapter", "reference", "--expect-fail"]) == 1
     assert "no longer fail" in capsys.readouterr().out
+    # an implementation that no longer answers proves nothing either way
+    crashing = f"stdio:{sys.executable} {ROOT / 'tests/transport/fake_harness.py'} crash-always"
+    assert main(["replay", *cases, "--adapter", crashing, "--expect-fail"]) == 2
+    assert "produced no trace" in capsys.readouterr().out

@@ -20,6 +20,7 @@ the environment names a ONCE_DIR), or as the mode says, where it:
     old-protocol  answers start with protocol 0
     no-start      exits before the handshake
     crash-always  dies on every run
+    hang-generated  never answers a generated scenario (id "generated/..."), answers fixtures
     changeling    describes a different implementation after a restart (needs STATE_DIR)
 """
 
@@ -100,6 +101,9 @@ def main() -> None:
                 answer = session.start({})
             if mode == "errored":
                 answer = {"type": "errored", "seq": seq, "context": "fake: cannot map this"}
+        scenario_id = str(request.get("scenario", {}).get("id", ""))
+        if kind == "run" and mode == "hang-generated" and scenario_id.startswith("generated/"):
+            threading.Event().wait()
         if kind == "run" and mode == "skip-approval" and "approval" in request["scenario"]:
             answer = {"type": "skipped", "seq": seq, "reason": "fake: no approval seam"}
         out.write(encode(answer) + "\n")

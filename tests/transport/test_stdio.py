@@ -226,3 +226,17 @@ def test_skipped_by_the_harness_is_reported_skipped_with_its_reason(tmp_path: Pa
     (outcome,) = result.rules
     assert outcome.status == "skipped", outcome
     assert outcome.reason is not None and "fake: no approval seam" in outcome.reason
+
+
+def test_a_property_stops_calling_an_implementation_that_failed_to_answer() -> None:
+    """One timeout per property, never replayed by hypothesis' shrinking: the run goes on."""
+    adapter = fake("hang-generated", deadline_s=0.5)
+    try:
+        result = run_suite(adapter, profile="quick", rules="PRE-1,PRE-2")
+    finally:
+        adapter.close()
+    assert not result.kit_errors, result.kit_errors
+    assert result.transport is not None
+    assert result.transport["failures"] == {"timeout": 2}  # one per property
+    assert result.transport["gaveUp"] is None
+    assert {o.id: o.status for o in result.rules} == {"PRE-1": "timeout", "PRE-2": "timeout"}
