@@ -164,7 +164,7 @@ class MalformedDecisionAllows(Registry):
 
 
 @mutant(
-    "PRE-6",
+    "PRE-6, GUARD-1",
     "a decision other than an exact allow denies only when it carries a reason; "
     "otherwise the body runs and no guard is asked",
 )
@@ -174,8 +174,8 @@ class ReasonlessDecisionRunsUnguarded(Registry):
 
     Guards are consulted only for an exact ``allow``, and any other decision denies only
     through its ``reason``. So ``{kind: "deny"}`` without a reason, an unknown kind or a
-    bare ``1`` is neither a denial nor guarded: the call fails open. (A full run also
-    fails GUARD-1 on it: the guards were never asked.)
+    bare ``1`` is neither a denial nor guarded: the call fails open (PRE-6), and is
+    dispatched without asking the guards (GUARD-1).
     """
 
     unguarded: set[str] | None = None

@@ -104,6 +104,10 @@ def _monotonic_scenarios(draw: st.DrawFn) -> s.Scenario:
                     s.listener("allow", [{"return": {"kind": "allow"}}]),
                 ],
                 [s.listener("delegating", [{"callNext": True}, {"returnNext": True}])],
+                # A malformed decision must fail closed (PRE-6); a registry that lets such a
+                # call through anyway must still not dispatch it past the guards.
+                [s.listener("malformed", [{"return": {"kind": "deny"}}])],
+                [s.listener("malformed", [{"return": 1}])],
             ]
         )
     )
