@@ -14,6 +14,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import reference.registry as regmod
 from reference import (
     ErrorCode,
     ExecutionToken,
@@ -358,3 +359,60 @@ def annotated_trace() -> AnnotatedTraceAdapter:
     """Extra, non-normative trace data: the schema allows adapter ``notes`` and extra fields on
     events and answers, and predicates must never depend on their absence."""
     return AnnotatedTraceAdapter()
+
+
+_ORIGINAL_FINALIZE = regmod._finalize
+
+
+@variant(
+    "a finalizeContent that throws anyway: the registry publishes an error of its own",
+    replaces="reference.registry:_finalize",
+    witness=s.scenario(
+        "witness/own-error-after-finalizer-throws",
+        [s.tool("t", finalizeContent=[{"throw": "finalizer broke"}])],
+        [{"call": s.call("c0", "t", {})}],
+        observers=_OBSERVED,
+    ),
+)
+def finalize_or_own_error(finalizer: Any, execution: ToolExecution, result: ToolResult) -> Any:
+    """FIN-4 asks only for exactly one published result when an author's finalizer throws
+    anyway; which one is the registry's choice. The reference publishes the unfinalized
+    result; this variant, like @deepseek-ai/dsh-tools, publishes a failure of its own
+    (no value, no contexts, no code), whatever the outcome was."""
+    broke: list[Exception] = []
+
+    def watched(execution: ToolExecution, result: ToolResult) -> Any:
+        try:
+            return finalizer(execution, result)
+        except Exception as e:
+            broke.append(e)
+            raise
+
+    published = _ORIGINAL_FINALIZE(watched, execution, result)
+    if broke:
+        return failure(f"finalizeContent of {execution.name} broke its contract")
+    return published
+
+
+@variant(
+    "a post-execute accept that replaces a failure's value is refused as a post-execute failure",
+    witness=s.scenario(
+        "witness/value-on-failure-refused",
+        [s.tool("t", [{"deferContext": "from body"}, {"throw": "body failed"}])],
+        [{"call": s.call("c0", "t", {})}],
+        postExecute=[s.listener("revive", [{"return": {"kind": "accept", "value": "revived"}}])],
+        observers=_OBSERVED,
+    ),
+)
+class RefusesValueOnFailure(Registry):
+    """POST-2 leaves open what a replacement value does to a failure. The reference revives
+    it (revalidated, re-rendered: a success); ``UpstreamRoutes`` keeps the failure; this
+    variant, like @deepseek-ai/dsh-tools, refuses the decision: the listener's verdict is a
+    post-execute failure (POST-4), and the contexts it carried are not applied (POST-5
+    does not judge such a call)."""
+
+    async def _post_execute(self, run: Prepared, result: ToolResult) -> PostOutcome:
+        new, blocked, contexts = await super()._post_execute(run, result)
+        if result.is_error and isinstance(new, ToolSuccess):  # a value would revive it
+            raise ValueError("post-execute may not replace the value of a failure")
+        return new, blocked, contexts

@@ -11,7 +11,14 @@ from .. import strategies as s
 from ..model import CallView, View
 from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
-from ._facts import content_blocks, executed, has_special, resolved_spec, step_kinds
+from ._facts import (
+    content_blocks,
+    executed,
+    finalizer_threw,
+    has_special,
+    resolved_spec,
+    step_kinds,
+)
 
 
 def _body_settled(call: CallView) -> bool:
@@ -51,6 +58,8 @@ def CTX_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             if "deferContext" in step
         ]
         if not deferred or has_special(deferred) or _post_blocked_or_failed(call):
+            continue
+        if finalizer_threw(call):  # FIN-4: what is published then is the registry's choice
             continue
         got = (call.result or {}).get("additionalContexts", [])
         yield expect(

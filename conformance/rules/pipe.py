@@ -14,6 +14,7 @@ from . import focus
 from ._base import Scenario, Trace, Verdict, expect, rule
 from ._facts import (
     arguments_of,
+    finalizer_threw,
     has_special,
     may_abort,
     resolved_spec,
@@ -94,8 +95,9 @@ def PIPE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 resolved_spec(view, call, static_only=True) is not None or not view.lifecycle_static
             )
             codes = {"INVALID_ARGS"} if known else {"INVALID_ARGS", "UNKNOWN_TOOL"}
+            coded = call.code in codes or finalizer_threw(call)  # FIN-4: the registry's choice
             yield expect(
-                call.is_error and call.code in codes and not reached,
+                call.is_error and coded and not reached,
                 call.id,
                 f"non-lossless arguments must be an error result ({' or '.join(sorted(codes))}) "
                 "that reaches no policy stage and not the body; the trace shows "
@@ -172,7 +174,7 @@ def PIPE_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             continue
         if valid_against(spec["parameters"], args):
             continue
-        strict = not _policy_may_stop(view, call)
+        strict = not _policy_may_stop(view, call) and not finalizer_threw(call)
         good = (
             call.is_error and not call.body_entered and (not strict or call.code == "INVALID_ARGS")
         )
