@@ -110,6 +110,10 @@ class CallView:
                 seen.append(str(stage))
         return seen
 
+    def threw(self, *stages: str) -> bool:
+        """Did a callable of one of these stages throw during this call?"""
+        return any(e.get("stage") in stages and e.get("at") == "throw" for e in self.events)
+
     def exits(self, stage: str) -> list[Mapping[str, Any]]:
         return [e for e in self.events if e.get("stage") == stage and e.get("at") == "exit"]
 

@@ -38,8 +38,10 @@ __all__ = [
     "HarnessSession",
     "decode_line",
     "encode",
+    "encode_answer",
     "info_from_started",
     "interpret_answer",
+    "reject_constant",
     "start_message",
 ]
 
@@ -59,7 +61,8 @@ def encode(message: Mapping[str, Any]) -> str:
     return json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
-def _reject_constant(name: str) -> Any:
+def reject_constant(name: str) -> Any:
+    """``json.loads(..., parse_constant=reject_constant)``: NaN and Infinity are not JSON."""
     raise ValueError(f"{name} is not JSON")
 
 
@@ -67,7 +70,7 @@ def decode_line(line: str, *, where: str) -> dict[str, Any]:
     """Parse one line as a JSON object; a ``protocol`` failure naming ``where`` otherwise."""
     shown = line if len(line) <= 200 else line[:200] + f"... ({len(line)} chars)"
     try:
-        message = json.loads(line, parse_constant=_reject_constant)
+        message = json.loads(line, parse_constant=reject_constant)
     except ValueError as e:
         raise ImplementationFailure(
             "protocol", f"{where} is not JSON ({e}): {shown!r}", line=line
@@ -227,11 +230,16 @@ class HarnessSession:
             answer = self.handle(request)
         except Exception as e:  # the kit sent something this harness cannot read
             return encode({"type": "errored", "seq": _seq_of(line), "context": _context(e)})
-        try:
-            return encode(answer)
-        except ValueError as e:  # e.g. NaN in a trace: the answer must be strict JSON
-            context = f"the answer is not strict JSON: {e}"
-            return encode({"type": "errored", "seq": answer.get("seq"), "context": context})
+        return encode_answer(answer)
+
+
+def encode_answer(answer: Mapping[str, Any]) -> str:
+    """An answer as one strict-JSON line; ``errored`` when it is not strict JSON (a NaN...)."""
+    try:
+        return encode(answer)
+    except ValueError as e:
+        context = f"the answer is not strict JSON: {e}"
+        return encode({"type": "errored", "seq": answer.get("seq"), "context": context})
 
 
 def _context(e: BaseException) -> str:

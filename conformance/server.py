@@ -35,7 +35,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from .adapter import Adapter
-from .protocol import HarnessSession, encode
+from .protocol import HarnessSession, encode, encode_answer, reject_constant
 from .scenario import FixtureError, validate
 
 __all__ = [
@@ -90,10 +90,6 @@ def _error_body(message: str, path: str | None) -> dict[str, Any]:
     return {"error": {"message": message, "path": path}}
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _read_body(environ: WSGIEnvironment) -> bytes:
     raw_length = environ.get("CONTENT_LENGTH") or ""
     if not raw_length.strip():
@@ -130,7 +126,7 @@ def _message(environ: WSGIEnvironment, kind: str) -> dict[str, Any]:
     except UnicodeDecodeError as e:
         raise _Reject(400, f"the body is not UTF-8: {e}", "$") from None
     try:
-        message = json.loads(text, parse_constant=_reject_constant)
+        message = json.loads(text, parse_constant=reject_constant)
     except ValueError as e:
         raise _Reject(400, f"the body is not JSON: {e}", "$") from None
     if not isinstance(message, dict):
@@ -152,10 +148,10 @@ def make_app(adapter: Adapter) -> WSGIApplication:
     def respond(
         start_response: StartResponse,
         status: int,
-        body: Mapping[str, Any],
+        body: Mapping[str, Any] | str,
         headers: Iterable[tuple[str, str]] = (),
     ) -> list[bytes]:
-        data = encode(body).encode("utf-8")
+        data = (body if isinstance(body, str) else encode(body)).encode("utf-8")
         start_response(
             STATUS_TEXT[status],
             [
@@ -188,12 +184,7 @@ def make_app(adapter: Adapter) -> WSGIApplication:
                     answer = session.handle(request)
             else:  # start and stop never wait behind a scenario
                 answer = session.handle(request)
-            try:
-                return respond(start_response, 200, answer)
-            except ValueError as e:  # e.g. NaN in a trace: the answer must be strict JSON
-                context = f"the answer is not strict JSON: {e}"
-                errored = {"type": "errored", "seq": answer.get("seq"), "context": context}
-                return respond(start_response, 200, errored)
+            return respond(start_response, 200, encode_answer(answer))
         except _Reject as e:
             return respond(start_response, e.status, _error_body(e.message, e.path), e.headers)
         except Exception as e:  # a bug of the service (or of the adapter's describe())

@@ -441,7 +441,7 @@ def finalizer_threw(call: CallView) -> bool:
     says (codes, messages, content) do not judge such a call; fail-closed
     facts (an error stays an error, the body's run or not) still hold.
     """
-    return any(e.get("stage") == "finalize" and e.get("at") == "throw" for e in call.events)
+    return call.threw("finalize")
 
 
 def post_touched(call: CallView) -> bool:

@@ -284,7 +284,7 @@ def EXEC_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
     for call in view.calls:
         if not call.returned:
             continue
-        if not any(e.get("stage") == "wrapper" and e.get("at") == "throw" for e in call.events):
+        if not call.threw("wrapper"):
             continue
         spec = resolved_spec(view, call, static_only=True)
         agent = call.spec.get("agent")

@@ -18,6 +18,7 @@ from ._facts import (
     TEXT,
     content_blocks,
     event_index,
+    finalizer_threw,
     first_terminal,
     is_content,
     observers_for,
@@ -34,10 +35,6 @@ def without(result: Mapping[str, Any] | None, *keys: str) -> dict[str, Any]:
 
 def finalize_exits(call: CallView) -> list[Mapping[str, Any]]:
     return call.exits("finalize")
-
-
-def finalize_threw(call: CallView) -> bool:
-    return any(e.get("stage") == "finalize" and e.get("at") == "throw" for e in call.events)
 
 
 # ------------------------------------------------------------- strategies
@@ -131,7 +128,7 @@ def FIN_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         if spec is None or "finalizeContent" not in spec:
             continue
         exits = finalize_exits(call)
-        if len(exits) != 1 or finalize_threw(call):
+        if len(exits) != 1 or finalizer_threw(call):
             continue
         returned = exits[0].get("returned")
         seen = [
@@ -167,7 +164,7 @@ def FIN_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
     """A throwing finalizer still yields exactly one published and returned result."""
     view = View(scenario, trace)
     for call in view.calls:
-        if not call.returned or not finalize_threw(call):
+        if not call.returned or not finalizer_threw(call):
             continue
         if resolved_spec(view, call) is None:
             continue

@@ -81,7 +81,7 @@ def POST_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         ):
             continue
         body = call.entered("body")[0]
-        threw = any(e.get("stage") == "body" and e.get("at") == "throw" for e in call.events)
+        threw = call.threw("body")
         exited = any(e.get("stage") == "body" and e.get("at") == "exit" for e in call.events)
         if not (threw or exited):
             continue
@@ -359,12 +359,12 @@ def _received_failure(call: CallView) -> bool:
     received = _input_result(call)
     if isinstance(received, Mapping):
         return received.get("isError") is True
-    body_threw = any(e.get("stage") == "body" and e.get("at") == "throw" for e in call.events)
+    body_threw = call.threw("body")
     return body_threw or not call.body_entered
 
 
 def _raised_at_post(call: CallView) -> bool:
-    return any(e.get("stage") == "post-execute" and e.get("at") == "throw" for e in call.events)
+    return call.threw("post-execute")
 
 
 # ---------------------------------------------------------------- strategies

@@ -96,7 +96,7 @@ def proceeded(call: CallView) -> bool:
 
 def policy_clean(call: CallView) -> bool:
     """No pre-execute listener of this call threw or returned a non-decision."""
-    if any(e.get("stage") == "pre-execute" and e.get("at") == "throw" for e in call.events):
+    if call.threw("pre-execute"):
         return False
     return all(decision_form(e.get("returned")) == "ok" for e in call.exits("pre-execute"))
 
@@ -499,7 +499,7 @@ focus("PRE-5", _request_scenarios(), "approval")
 
 def _broken_listener(call: CallView) -> bool:
     """A pre-execute listener of this call threw or returned a malformed decision."""
-    if any(e.get("stage") == "pre-execute" and e.get("at") == "throw" for e in call.events):
+    if call.threw("pre-execute"):
         return True
     return any(decision_form(e.get("returned")) == "malformed" for e in call.exits("pre-execute"))
 

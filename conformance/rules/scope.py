@@ -71,7 +71,7 @@ def _policy_stopped(scenario: Scenario, call: CallView) -> bool:
 def _post_rewrote(call: CallView) -> bool:
     """Did post-execute replace the failure: a throw, a block, a malformed decision, or an
     accept that replaces content or value (not a pass-through ``next()``)?"""
-    if any(e.get("stage") == "post-execute" and e.get("at") == "throw" for e in call.events):
+    if call.threw("post-execute"):
         return True
     decision = effective_exit(call, "post-execute")
     if decision is MISSING:
@@ -87,7 +87,7 @@ def _wrapper_rewrote(view: View, call: CallView) -> bool:
     around that failure (stage 3), so a wrapper failure (EXEC-4) or a
     wrapper-authored result (EXEC-3) may stand in its place.
     """
-    if any(e.get("stage") == "wrapper" and e.get("at") == "throw" for e in call.events):
+    if call.threw("wrapper"):
         return True
     entered = {e.get("id") for e in call.entered("wrapper")}
     return any(
