@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
@@ -18,10 +19,9 @@ from conformance.runner import judge, run_suite
 from conformance.strategies import scenarios
 
 
-def scenarios_per_second(n: int = 300) -> tuple[float, float]:
-    """(generation + execution + judging, execution + judging only) scenarios per second."""
-    adapter = load_adapter("reference")
-    drawn: list[dict] = []
+def corpus(n: int) -> list[dict[str, Any]]:
+    """``n`` general generated scenarios, drawn once, derandomized (the benchmarks' corpus)."""
+    drawn: list[dict[str, Any]] = []
 
     @settings(
         max_examples=n,
@@ -31,11 +31,18 @@ def scenarios_per_second(n: int = 300) -> tuple[float, float]:
         suppress_health_check=list(HealthCheck),
     )
     @given(scenarios())
-    def collect(s: dict) -> None:
+    def collect(s: dict[str, Any]) -> None:
         drawn.append(s)
 
-    started = time.perf_counter()
     collect()
+    return drawn
+
+
+def scenarios_per_second(n: int = 300) -> tuple[float, float]:
+    """(generation + execution + judging, execution + judging only) scenarios per second."""
+    adapter = load_adapter("reference")
+    started = time.perf_counter()
+    drawn = corpus(n)
     generated = time.perf_counter() - started
     started = time.perf_counter()
     for s in drawn:

@@ -19,29 +19,10 @@ import sys
 import time
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from bench_inprocess import corpus  # type: ignore[import-not-found,unused-ignore]
 
 from conformance.adapter import Adapter, ImplementationFailure, ScenarioSkipped, load_adapter
 from conformance.runner import run_suite
-from conformance.strategies import scenarios
-
-
-def corpus(n: int) -> list[dict[str, Any]]:
-    drawn: list[dict[str, Any]] = []
-
-    @settings(
-        max_examples=n,
-        deadline=None,
-        database=None,
-        derandomize=True,
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(scenarios())
-    def collect(s: dict[str, Any]) -> None:
-        drawn.append(s)
-
-    collect()
-    return drawn
 
 
 def per_scenario_ms(adapter: Adapter, drawn: list[dict[str, Any]], rounds: int) -> float:

@@ -146,8 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 # ------------------------------------------------------------------------ run
 
 
-def _load_adapter(args: argparse.Namespace) -> Adapter:
-    spec: str = args.adapter
+def _load_adapter(args: argparse.Namespace, spec: str | None = None) -> Adapter:
+    """The adapter ``spec`` (default ``args.adapter``), with the transport options, described."""
+    spec = spec if spec is not None else str(args.adapter)
     if spec.startswith("python:") and "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))  # let python:module:factory name a module in cwd
     adapter = load_adapter(
@@ -157,6 +158,8 @@ def _load_adapter(args: argparse.Namespace) -> Adapter:
     )
     try:
         adapter.describe()
+    except AdapterError:
+        raise
     except Exception as e:
         raise AdapterError(f"adapter {spec!r} failed to describe itself: {e}") from e
     return adapter

@@ -16,13 +16,12 @@ import json
 import logging
 import signal
 import socket
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
-from .adapter import Adapter, AdapterError, load_adapter
+from .adapter import Adapter, AdapterError
 
 __all__ = ["COMMANDS", "add_commands", "main", "protocol_only_markdown", "write_protocol_report"]
 
@@ -108,20 +107,9 @@ def _usage(message: str) -> Exception:
 
 
 def _served_adapter(spec: str, args: argparse.Namespace) -> Adapter:
-    if spec.startswith("python:") and str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
-    adapter = load_adapter(
-        spec,
-        validate_protocol=getattr(args, "validate_protocol", False),
-        deadline_s=getattr(args, "deadline", None),
-    )
-    try:
-        adapter.describe()
-    except AdapterError:
-        raise
-    except Exception as e:
-        raise AdapterError(f"adapter {spec!r} failed to describe itself: {e}") from e
-    return adapter
+    from .cli import _load_adapter
+
+    return _load_adapter(args, spec)
 
 
 @contextlib.contextmanager
