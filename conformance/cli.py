@@ -238,7 +238,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(file=out)
     shown: set[str] = set()
     for o in listed:
-        failures = [*o.failures, *o.errors, *o.timeouts]
+        failures = o.problems()
         why = failures[0].message if failures and o.status != "unexpected-pass" else o.reason
         path = next((f.counterexample for f in failures if f.counterexample), None)
         line = f"{o.id}  {o.status}  {why or ''}"

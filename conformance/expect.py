@@ -67,10 +67,8 @@ def load_expectations(path: str | Path) -> Expectations:
 
 
 def _first_message(outcome: RuleOutcome) -> str | None:
-    for bucket in (outcome.failures, outcome.errors, outcome.timeouts):
-        if bucket:
-            return bucket[0].message
-    return outcome.reason
+    problems = outcome.problems()
+    return problems[0].message if problems else outcome.reason
 
 
 def apply_expectations(result: RunResult, expectations: Expectations) -> list[str]:

@@ -108,7 +108,7 @@ def publish(
     apply_expectations(result, expectations)
     # Counterexample paths inside the report point at the published cases, not the scratch dir.
     for outcome in result.rules:
-        for failure in (*outcome.failures, *outcome.errors, *outcome.timeouts):
+        for failure in outcome.problems():
             mine = failure.counterexample is not None and failure.counterexample == sources.get(
                 outcome.id
             )

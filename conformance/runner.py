@@ -86,6 +86,10 @@ class RuleOutcome:
     skipped: str | None = None
     expected: dict[str, Any] | None = None  # the --expect entry that listed this rule, if any
 
+    def problems(self) -> list[Failure]:
+        """Every kept failure, error and timeout, in that order."""
+        return [*self.failures, *self.errors, *self.timeouts]
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "id": self.id,

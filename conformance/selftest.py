@@ -172,7 +172,7 @@ def _run(
     for outcome in result.rules:
         if outcome.id not in watched:
             continue
-        problems = [*outcome.failures, *outcome.errors, *outcome.timeouts]
+        problems = outcome.problems()
         if kind == "mutant" and outcome.status == "fail":
             continue  # killed by this rule: nothing to explain
         if problems:
