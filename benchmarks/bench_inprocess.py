@@ -14,9 +14,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from conformance.adapter import load_adapter
-from conformance.runner import judge, run_suite
-from conformance.strategies import scenarios
+from conformance.adapters import load_adapter
+from conformance.core.runner import judge, run_suite
+from conformance.core.strategies import scenarios
 
 
 def corpus(n: int) -> list[dict[str, Any]]:

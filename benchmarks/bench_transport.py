@@ -1,8 +1,8 @@
 """Scenarios per second through each transport, beside in-process (a benchmark, not a test).
 
     python benchmarks/bench_transport.py                          # reference: in-process vs stdio
-    python benchmarks/bench_transport.py --adapter "stdio:node adapters/dsh/harness.mjs"
-    python benchmarks/bench_transport.py --profile ci --adapter "stdio:node adapters/dsh/..."
+    python benchmarks/bench_transport.py --adapter "stdio:node harnesses/dsh/harness.mjs"
+    python benchmarks/bench_transport.py --profile ci --adapter "stdio:node harnesses/dsh/..."
 
 One fixed corpus of generated scenarios (drawn once, derandomized) runs on
 each adapter; the per-scenario cost of a transport is its time minus the
@@ -21,8 +21,9 @@ from typing import Any
 
 from bench_inprocess import corpus  # type: ignore[import-not-found,unused-ignore]
 
-from conformance.adapter import Adapter, ImplementationFailure, ScenarioSkipped, load_adapter
-from conformance.runner import run_suite
+from conformance.adapters import load_adapter
+from conformance.core.adapter import Adapter, ImplementationFailure, ScenarioSkipped
+from conformance.core.runner import run_suite
 
 
 def per_scenario_ms(adapter: Adapter, drawn: list[dict[str, Any]], rounds: int) -> float:
@@ -58,7 +59,7 @@ def main() -> None:
     drawn = corpus(args.scenarios)
     baseline = per_scenario_ms(load_adapter("reference"), drawn, args.rounds)
     print(f"{len(drawn)} scenarios; in-process reference: {baseline:.3f} ms/scenario")
-    specs = args.adapter or [f"stdio:{sys.executable} -m conformance.harness"]
+    specs = args.adapter or [f"stdio:{sys.executable} -m conformance.transport.harness"]
     for spec in specs:
         adapter = load_adapter(spec)
         try:

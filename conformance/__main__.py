@@ -1,5 +1,5 @@
 """``python -m conformance``: the same as the ``toolreg-conformance`` command."""
 
-from .cli import main
+from conformance.cli.main import main
 
 raise SystemExit(main())

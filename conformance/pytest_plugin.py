@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from .adapter import Adapter
+    from conformance.core.adapter import Adapter
 
 __all__ = ["RuleRun", "toolreg_adapter", "toolreg_profile", "toolreg_report_dir", "toolreg_rule"]
 
@@ -76,7 +76,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def toolreg_adapter(pytestconfig: pytest.Config) -> Iterator[Adapter]:
     """The adapter named by ``--toolreg-adapter``, loaded once per session (per xdist worker)."""
-    from .adapter import AdapterError, load_adapter
+    from conformance.adapters import load_adapter
+    from conformance.core.adapter import AdapterError
 
     spec = str(pytestconfig.getoption("--toolreg-adapter", default="reference"))
     try:
@@ -122,7 +123,7 @@ class RuleRun:
         self.report_dir = report_dir
 
     def __call__(self, rule_id: str) -> None:
-        from .runner import run_suite
+        from conformance.core.runner import run_suite
 
         result = run_suite(
             self.adapter, profile=self.profile, rules=rule_id, report_dir=self.report_dir

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.core.rules import RULES
 from conformance.pytest_plugin import RuleRun
-from conformance.rules import RULES
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,9 @@ Start with :class:`Registry` (``registry.py``); its module docstring is the
 theory of operation. Rule IDs stand beside the code that implements them.
 """
 
-from ._json import FrozenDict, NotLosslessJSON, materialize, thaw
-from ._signal import AbortController, AbortSignal
-from ._types import (
+from reference._json import FrozenDict, NotLosslessJSON, materialize, thaw
+from reference._signal import AbortController, AbortSignal
+from reference._types import (
     RUN_CODE,
     ApprovalRequest,
     DispatchExecution,
@@ -29,10 +29,10 @@ from ._types import (
     success,
     text,
 )
-from .code_mode import CodeDispatchLog, CodeRunFailed, ScriptedCodeRuntime, ToolCallError
-from .registry import EVENTS, ROUTES, Prepared, Registry, ToolRunContext
-from .scheduler import run_batch
-from .timeout import timeout_wrapper
+from reference.code_mode import CodeDispatchLog, CodeRunFailed, ScriptedCodeRuntime, ToolCallError
+from reference.registry import EVENTS, ROUTES, Prepared, Registry, ToolRunContext
+from reference.scheduler import run_batch
+from reference.timeout import timeout_wrapper
 
 __version__ = "0.1.0"
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final, Literal, NoReturn
 
-from ._json import FrozenDict, materialize, thaw
-from ._signal import AbortSignal
+from reference._json import FrozenDict, materialize, thaw
+from reference._signal import AbortSignal
 
 __all__ = [
     "RUN_CODE",

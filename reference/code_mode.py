@@ -22,12 +22,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._json import FrozenDict, dumps, materialize, thaw
-from ._signal import AbortController, AbortSignal
-from ._types import RUN_CODE, ExecutionToken, ToolExecutionInput, ToolResult, ToolSuccess
+from reference._json import FrozenDict, dumps, materialize, thaw
+from reference._signal import AbortController, AbortSignal
+from reference._types import RUN_CODE, ExecutionToken, ToolExecutionInput, ToolResult, ToolSuccess
 
 if TYPE_CHECKING:
-    from .registry import Registry, ToolRunContext
+    from reference.registry import Registry, ToolRunContext
 
 __all__ = [
     "CodeDispatchLog",
@@ -105,7 +105,7 @@ class CodeSdk:
 
     async def _log(self, call_id: str, name: str, result: ToolResult) -> None:
         """CODE-3: only the durable log copy may change; a throwing listener falls back."""
-        from .registry import _content, _settle
+        from reference.registry import _content, _settle
 
         original = result.content
         listeners = self._registry._scoped_entries("tools/code-dispatch-log", self._outer.agent)

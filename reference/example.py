@@ -30,8 +30,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._signal import AbortController
-from ._types import (
+from reference._signal import AbortController
+from reference._types import (
     ApprovalRequest,
     DispatchExecution,
     ToolExecution,
@@ -39,7 +39,7 @@ from ._types import (
     ToolResult,
     ask,
 )
-from .registry import Registry
+from reference.registry import Registry
 
 __all__ = [
     "MAX_BASH_CONTENT",
@@ -312,7 +312,7 @@ def build_registry(world: World, approval: RecordingApproval | None) -> Registry
 
 
 def _plain(value: Any) -> Any:
-    from ._json import thaw
+    from reference._json import thaw
 
     return thaw(value)
 

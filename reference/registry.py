@@ -38,9 +38,9 @@ from typing import Any, Final, Literal, cast
 import jsonschema
 from jsonschema.validators import Draft202012Validator
 
-from ._json import FrozenDict, NotLosslessJSON, materialize, thaw
-from ._signal import AbortSignal
-from ._types import (
+from reference._json import FrozenDict, NotLosslessJSON, materialize, thaw
+from reference._signal import AbortSignal
+from reference._types import (
     RUN_CODE,
     ApprovalRequest,
     DispatchExecution,
@@ -333,7 +333,7 @@ class Registry:
 
     def use_timeout_policy(self) -> Callable[[], None]:
         """Install the timeout policy as the outermost ``tools/execute`` wrapper (EXEC-5)."""
-        from .timeout import timeout_wrapper
+        from reference.timeout import timeout_wrapper
 
         return self.on("tools/execute", timeout_wrapper, prepend=True)
 
@@ -359,7 +359,7 @@ class Registry:
 
     def _transport(self) -> _Tool:
         if self._run_code is None:
-            from .code_mode import run_code_definition
+            from reference.code_mode import run_code_definition
 
             self._run_code = _compile(run_code_definition(self))
         return self._run_code

@@ -16,8 +16,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from ._types import ToolExecutionInput, ToolResult
-from .registry import Prepared, Registry
+from reference._types import ToolExecutionInput, ToolResult
+from reference.registry import Prepared, Registry
 
 __all__ = ["run_batch"]
 

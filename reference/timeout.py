@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from ._signal import AbortController, AbortSignal
-from ._types import DispatchExecution, ErrorCode, ToolResult, failure
+from reference._signal import AbortController, AbortSignal
+from reference._types import DispatchExecution, ErrorCode, ToolResult, failure
 
 __all__ = ["timeout_wrapper"]
 

@@ -2,7 +2,7 @@
 
 Used by the CLI / report / expect / plugin tests as
 ``--adapter python:broken_registry:adapter`` (with tests/kit/ on sys.path).
-The bug itself lives in ``conformance/mutants/pre.py`` (one home); this module
+The bug itself lives in ``conformance/adapters/reference/mutants/pre.py`` (one home); this module
 only gives it the stable implementation name those tests expect.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.mutants.pre import AskWithoutServiceAllows
+from conformance.adapters.reference.mutants.pre import AskWithoutServiceAllows
 from reference import Registry
 
 

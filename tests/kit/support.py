@@ -1,7 +1,7 @@
 """Shared helpers for the kit's tests: run the rules of one group on the reference registry.
 
 The known-bad registries that prove each rule can fail live in the mutant
-catalogue (``conformance/mutants/``) and are run by ``test_mutants.py``.
+catalogue (``conformance/adapters/reference/mutants/``) and are run by ``test_mutants.py``.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.rules import RULES
-from conformance.runner import RunResult, run_suite
+from conformance.core.rules import RULES
+from conformance.core.runner import RunResult, run_suite
 
 
 @contextmanager

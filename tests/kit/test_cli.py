@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import main
+from conformance.cli.main import main
 
 HERE = Path(__file__).resolve().parent
 BROKEN = "python:broken_registry:adapter"

@@ -1,6 +1,6 @@
 """The mutant catalogue, one test per entry: every mutant is killed, every variant passes.
 
-The catalogue lives in ``conformance/mutants/`` (one module per rule group); this
+The catalogue lives in ``conformance/adapters/reference/mutants/`` (one module per rule group); this
 file only runs it. A mutant is killed when each rule it targets reports ``fail``
 in the quick profile -- not ``error`` or ``timeout``, and with no kit error.
 A correct variant must pass the whole kit in the quick profile.
@@ -13,10 +13,10 @@ import json
 import pytest
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.mutants import CATALOGUE, VARIANTS
-from conformance.rules import RULES
-from conformance.runner import judge
-from conformance.scenario import validate
+from conformance.adapters.reference.mutants import CATALOGUE, VARIANTS
+from conformance.core.rules import RULES
+from conformance.core.runner import judge
+from conformance.core.scenario import validate
 from conformance.selftest import run_mutant, run_variant
 
 
@@ -44,7 +44,7 @@ def test_every_entry_teaches_the_bug() -> None:
         assert entry.description and "\n" not in entry.description
         assert len(entry.doc) > 40, entry.name
         path, _, attr = entry.where.partition(".py:")
-        assert path.startswith("conformance/mutants/") and attr, entry.where
+        assert path.startswith("conformance/adapters/reference/mutants/") and attr, entry.where
     for m in CATALOGUE.values():
         assert m.name.split(".")[0] == m.where.split("/")[-1].split(".")[0].rstrip("_")
 

@@ -10,7 +10,7 @@ import pytest
 # Imported here so pytester's in-process runs share one hypothesis and one kit:
 # each run restores sys.modules afterwards, and strategies built under a
 # re-imported hypothesis are not SearchStrategy instances of the first one.
-import conformance.runner  # noqa: F401
+import conformance.core.runner  # noqa: F401
 
 pytest_plugins = ["pytester"]
 
@@ -90,7 +90,7 @@ def test_it_runs_under_xdist(pytester: pytest.Pytester) -> None:
 
 
 def test_it_drives_a_stdio_harness(pytester: pytest.Pytester) -> None:
-    harness = f"stdio:{sys.executable} -m conformance.harness"
+    harness = f"stdio:{sys.executable} -m conformance.transport.harness"
     result = pytester.runpytest(
         *BASE, f"--toolreg-adapter={harness}", "--toolreg-validate-protocol", "-k", "PRE-1 or FIN-2"
     )

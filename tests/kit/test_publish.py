@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import main
-from conformance.scenario import validate
+from conformance.cli.main import main
+from conformance.core.scenario import validate
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

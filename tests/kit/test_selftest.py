@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.cli import main
-from conformance.mutants import CATALOGUE, Mutant
-from conformance.rules import RULES, Rule
+from conformance.adapters.reference.mutants import CATALOGUE, Mutant
+from conformance.cli.main import main
+from conformance.core.rules import RULES, Rule
 from conformance.selftest import (
     Row,
     SelftestResult,

@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
-from conformance.adapter import requirements
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.protocol import HarnessSession, encode
-from conformance.server import make_app, make_protocol_server
+from conformance.core.adapter import requirements
+from conformance.transport.protocol import HarnessSession, encode
+from conformance.transport.server import make_app, make_protocol_server
 
 MODES = ("server-error", "off-schema-trace", "no-validation", "plain-errors")
 

@@ -2,7 +2,7 @@
 
     python tests/transport/fake_harness.py MODE
 
-It answers like ``python -m conformance.harness`` (the reference), except on
+It answers like ``python -m conformance.transport.harness`` (the reference), except on
 the run with ``seq == 2`` of each process (of the first process only, when
 the environment names a ONCE_DIR), or as the mode says, where it:
 
@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.protocol import HarnessSession, encode
+from conformance.transport.protocol import HarnessSession, encode
 
 
 def first_time() -> bool:

@@ -14,12 +14,11 @@ import pytest
 pytest.importorskip("schemathesis", reason="the fuzz tier needs pip install -e '.[http]'")
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.cli import main
-from conformance.fuzz import CHECKS, PROBE_CHECK, fuzz_protocol
-from conformance.scenario import validate
-from conformance.server import ProtocolServer, make_app, make_protocol_server
-
-from .broken_server import MODES, make_broken_app
+from conformance.cli.main import main
+from conformance.core.scenario import validate
+from conformance.transport.fuzz import CHECKS, PROBE_CHECK, fuzz_protocol
+from conformance.transport.server import ProtocolServer, make_app, make_protocol_server
+from transport.broken_server import MODES, make_broken_app
 
 EXAMPLES = 10  # per operation and mode: enough to hit every broken mode, fast
 

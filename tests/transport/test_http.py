@@ -22,14 +22,15 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import AdapterError, ImplementationFailure, ScenarioSkipped, load_adapter
-from conformance.adapters.http import HttpAdapter
+from conformance.adapters import load_adapter
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.cli import main
-from conformance.protocol import HarnessSession, encode
-from conformance.runner import run_suite
-from conformance.scenario import load_json, validate
-from conformance.server import check_bind, is_loopback, make_app, make_protocol_server
+from conformance.cli.main import main
+from conformance.core.adapter import AdapterError, ImplementationFailure, ScenarioSkipped
+from conformance.core.runner import run_suite
+from conformance.core.scenario import load_json, validate
+from conformance.transport.http import HttpAdapter
+from conformance.transport.protocol import HarnessSession, encode
+from conformance.transport.server import check_bind, is_loopback, make_app, make_protocol_server
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO: Mapping[str, Any] = load_json(ROOT / "fixtures/examples/seed-step-08-read-file.json")
@@ -340,7 +341,7 @@ def test_the_cli_reports_a_timeout_with_the_transport_section(
 def wsgi_call(
     app: Any, method: str, path: str, body: bytes | None = None, media: str = "application/json"
 ) -> tuple[int, dict[str, str], Any]:
-    from conformance.fuzz import _wsgi_sender
+    from conformance.transport.fuzz import _wsgi_sender
 
     headers = {"Content-Type": media} if body is not None else {}
     status, response_headers, data = _wsgi_sender(app)(method, path, headers, body)

@@ -17,13 +17,14 @@ import pytest
 # Imported up front, not lazily by load_adapter between two runs: hypothesis draws constants
 # from the modules loaded, so a module imported between runs would change the generated
 # scenarios (and the number of checks) -- an artefact of the test, not of the transport.
-import conformance.adapters.http
-import conformance.adapters.stdio  # noqa: F401
-from conformance.adapter import Adapter, load_adapter
+import conformance.transport.http
+import conformance.transport.stdio  # noqa: F401
+from conformance.adapters import load_adapter
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.rules import RULES
-from conformance.runner import RunResult, run_suite
-from conformance.server import make_app, make_protocol_server
+from conformance.core.adapter import Adapter
+from conformance.core.rules import RULES
+from conformance.core.runner import RunResult, run_suite
+from conformance.transport.server import make_app, make_protocol_server
 
 # A rule or two per group, the optional capabilities among them.
 SUBSET = (
@@ -56,7 +57,7 @@ def run(adapter: Adapter, rules: str | None) -> RunResult:
 
 def test_three_transports_agree_on_a_subset(http_url: str) -> None:
     in_process = run(ReferenceAdapter(), SUBSET)
-    stdio = run(load_adapter(f"stdio:{sys.executable} -m conformance.harness"), SUBSET)
+    stdio = run(load_adapter(f"stdio:{sys.executable} -m conformance.transport.harness"), SUBSET)
     http = run(load_adapter(http_url, validate_protocol=True), SUBSET)
     expected = outcomes(in_process)
     assert len(expected) == len(SUBSET.split(","))

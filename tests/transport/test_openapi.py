@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from conformance.openapi import OPENAPI_PATH, build, main, render
-from conformance.scenario import SCHEMA_DIR
+from conformance.core.scenario import SCHEMA_DIR
+from conformance.transport.openapi import OPENAPI_PATH, build, main, render
 
 
 def test_the_committed_document_is_the_generated_one() -> None:
     assert OPENAPI_PATH.read_text(encoding="utf-8") == render(), (
-        "fixtures/schema/openapi.json is stale: run python -m conformance.openapi"
+        "fixtures/schema/openapi.json is stale: run python -m conformance.transport.openapi"
     )
     assert main(["--check"]) == 0
 

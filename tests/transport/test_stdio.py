@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import AdapterError, ImplementationFailure, ScenarioSkipped, load_adapter
-from conformance.adapters.stdio import StdioAdapter
-from conformance.cli import main
-from conformance.runner import run_suite
-from conformance.scenario import load_json, validate
+from conformance.adapters import load_adapter
+from conformance.cli.main import main
+from conformance.core.adapter import AdapterError, ImplementationFailure, ScenarioSkipped
+from conformance.core.runner import run_suite
+from conformance.core.scenario import load_json, validate
+from conformance.transport.stdio import StdioAdapter
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = Path(__file__).with_name("fake_harness.py")
@@ -163,9 +164,9 @@ def test_validate_protocol_checks_every_answer(adapters: list[StdioAdapter]) -> 
 
 
 def test_load_adapter_parses_the_command() -> None:
-    adapter = load_adapter(f"stdio:{sys.executable} -m conformance.harness", deadline_s=3)
+    adapter = load_adapter(f"stdio:{sys.executable} -m conformance.transport.harness", deadline_s=3)
     assert isinstance(adapter, StdioAdapter)
-    assert adapter.command == [sys.executable, "-m", "conformance.harness"]
+    assert adapter.command == [sys.executable, "-m", "conformance.transport.harness"]
     assert adapter.deadline_s == 3
     with pytest.raises(AdapterError, match="needs a command"):
         load_adapter("stdio:")

@@ -1,0 +1,213 @@
+"""The bundled reference, behind the adapter seam -- and the worked example of an adapter.
+
+An adapter for a Python registry is this file with the API calls swapped: it
+builds the set-up from :class:`conformance.core.interpreter.Session`'s factories (which
+interpret every scripted step and record every event), maps them onto the
+registry's own registration calls, and runs the scenario's actions in order.
+It never judges anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import reference
+from conformance.core.adapter import CAPABILITIES, AdapterInfo
+from conformance.core.interpreter import Binding, Session, decode, jsonable
+from reference import Registry, ScriptedCodeRuntime, ToolExecutionInput, run_batch
+
+__all__ = ["ACTION_DEADLINE_S", "ReferenceAdapter", "build_definition", "run_actions"]
+
+ACTION_DEADLINE_S = 5.0
+
+REGISTRY_FACTORY = Callable[[Mapping[str, Any]], Registry]
+
+
+def build_definition(session: Session, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A reference-style definition (snake_case keys) from a scenario tool spec."""
+    definition: dict[str, Any] = {"name": spec["name"], "execute": session.tool_body(spec)}
+    if "description" in spec:
+        definition["description"] = spec["description"]
+    if "parameters" in spec:
+        definition["parameters"] = spec["parameters"]
+    if "output" in spec:
+        out = spec["output"]
+        output: dict[str, Any] = {}
+        if "schema" in out:
+            output["schema"] = out["schema"]
+        if "render" in out:
+            output["render"] = session.projection(out["render"], content=True)
+        if "presentationMeta" in out:
+            output["presentation_meta"] = session.projection(out["presentationMeta"], content=False)
+        definition["output"] = output
+    if "finalizeContent" in spec:
+        definition["finalize_content"] = session.finalizer(spec)
+    if "isConcurrencySafe" in spec:
+        definition["is_concurrency_safe"] = session.classifier(spec)
+    if "timeoutMs" in spec:
+        definition["timeout_ms"] = decode(spec["timeoutMs"])
+    for key, field in (("presentCall", "present_call"), ("presentResult", "present_result")):
+        if key in spec:
+            definition[field] = session.projection(spec[key], content=False)
+    definition.update(spec.get("extra", {}))
+    return definition
+
+
+class ReferenceAdapter:
+    """Runs scenarios on :class:`reference.Registry` (or a variant built by ``factory``)."""
+
+    def __init__(
+        self,
+        factory: REGISTRY_FACTORY | None = None,
+        *,
+        name: str = "reference",
+        version: str = reference.__version__,
+        batch: Callable[..., Any] = run_batch,
+        binding: Binding | None = None,
+    ) -> None:
+        self._factory = factory or (
+            lambda s: Registry(mode=s.get("registry", {}).get("mode", "native"))
+        )
+        self._info = AdapterInfo(name=name, version=version, capabilities=frozenset(CAPABILITIES))
+        self._batch = batch
+        self._binding = binding
+
+    def describe(self) -> AdapterInfo:
+        return self._info
+
+    def run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
+        return asyncio.run(self._run(scenario))
+
+    async def _run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
+        session = Session(scenario, self._binding)
+        registry = self._factory(scenario)
+        if scenario.get("registry", {}).get("mode", "native") != "native":
+            registry.code_runtime = ScriptedCodeRuntime()
+        if "approval" in scenario:
+            registry.approval = session.approval(scenario["approval"])
+        specs = {t.get("key", t["name"]): t for t in scenario.get("tools", [])}
+        disposers: dict[str, Callable[[], None]] = {}
+        registrations: list[dict[str, Any]] = []
+
+        def register(key: str) -> dict[str, Any]:
+            spec = specs[key]
+            try:
+                disposers[key] = registry.register(
+                    build_definition(session, spec), spec.get("scope")
+                )
+            except Exception as e:
+                return {"key": key, "ok": False, "error": f"{type(e).__name__}: {e}"}
+            return {"key": key, "ok": True}
+
+        def dispose(key: str) -> None:
+            if key in disposers:
+                disposers.pop(key)()
+
+        session.register_hook = lambda key: registrations.append(register(key))
+        session.dispose_hook = dispose
+        for key, spec in specs.items():
+            if spec.get("registered", True):
+                registrations.append(register(key))
+        if scenario.get("timeoutPolicy"):
+            registry.use_timeout_policy()
+        for event, key, make in (
+            ("tools/pre-execute", "preExecute", session.pre_listener),
+            ("tools/execute", "wrappers", session.wrapper),
+            ("tools/post-execute", "postExecute", session.post_listener),
+            ("tools/result", "observers", session.observer),
+            ("tools/code-dispatch-log", "codeDispatchLog", session.code_dispatch_log),
+        ):
+            for spec in scenario.get(key, []):
+                registry.on(event, make(spec), scope=spec.get("scope"))
+        for spec in scenario.get("guards", []):
+            registry.guard(session.guard(spec), scope=spec.get("scope"))
+
+        def call_input(call: Mapping[str, Any]) -> ToolExecutionInput:
+            controller, arguments = session.caller(call)
+            return ToolExecutionInput(
+                call_id=call["callId"],
+                name=call["name"],
+                arguments=arguments,
+                signal=controller.signal,
+                agent=call.get("agent"),
+            )
+
+        actions = await run_actions(
+            scenario,
+            execute=lambda call: registry.execute(call_input(call)),
+            batch=lambda calls, n: self._batch(
+                registry, [call_input(c) for c in calls], max_parallel=n
+            ),
+            schemas=registry.schemas,
+            execution_mode=lambda call: registry.execution_mode(call_input(call)),
+            register=lambda key: _appended(registrations, register(key)),
+            dispose=dispose,
+            result_json=session.binding.result_json,
+        )
+        return {
+            "registrations": registrations,
+            "actions": actions,
+            "events": session.events,
+            "log": json.loads(json.dumps(registry.log)),
+        }
+
+
+def _appended(items: list[dict[str, Any]], item: dict[str, Any]) -> dict[str, Any]:
+    items.append(item)
+    return item
+
+
+async def run_actions(
+    scenario: Mapping[str, Any],
+    *,
+    execute: Callable[[Mapping[str, Any]], Any],
+    batch: Callable[[list[Mapping[str, Any]], int], Any],
+    schemas: Callable[[str | None], list[dict[str, Any]]],
+    execution_mode: Callable[[Mapping[str, Any]], str],
+    register: Callable[[str], dict[str, Any]],
+    dispose: Callable[[str], None],
+    result_json: Callable[[Any], Any],
+) -> list[dict[str, Any]]:
+    """Run a scenario's actions in order; one answer per action (shared by Python adapters)."""
+    answers: list[dict[str, Any]] = []
+    for action in scenario.get("actions", []):
+        try:
+            if "call" in action:
+                result = await asyncio.wait_for(execute(action["call"]), ACTION_DEADLINE_S)
+                answers.append({"result": result_json(result)})
+            elif "batch" in action:
+                results = await asyncio.wait_for(
+                    batch(action["batch"], action.get("maxParallel", 4)), ACTION_DEADLINE_S
+                )
+                answers.append({"results": [result_json(r) for r in results]})
+            elif "schemas" in action:
+                scope = action["schemas"].get("scope")
+                listed = schemas(scope)
+                answer: dict[str, Any] = {"schemas": jsonable(listed)}
+                if "mutate" in action:
+                    target: Any = listed
+                    path = action["mutate"]["path"]
+                    try:
+                        for key in path[:-1]:
+                            target = target[key]
+                        target[path[-1]] = action["mutate"]["value"]
+                    except Exception:
+                        pass
+                    answer["after"] = jsonable(schemas(scope))
+                answers.append(answer)
+            elif "executionMode" in action:
+                answers.append({"mode": execution_mode(action["executionMode"])})
+            elif "register" in action:
+                outcome = register(action["register"])
+                answers.append({k: v for k, v in outcome.items() if k != "key"})
+            elif "dispose" in action:
+                dispose(action["dispose"])
+                answers.append({})
+        except TimeoutError:
+            answers.append({"raised": f"deadline of {ACTION_DEADLINE_S:g} s exceeded"})
+        except Exception as e:
+            answers.append({"raised": f"{type(e).__name__}: {e}"})
+    return answers

@@ -1,0 +1,158 @@
+"""Mutants of concurrency classification and scheduling (CONC-1..2; CONC-3 binds tool authors).
+
+Read beside ``conformance/core/rules/conc.py``. The CONC-2 mutants are batch
+drivers: CONC-2 binds the driver, not the registry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from conformance.adapters.reference.mutants._base import mutant
+from reference import NotLosslessJSON, Registry, ToolExecutionInput, ToolResult, materialize, thaw
+from reference.registry import ExecutionMode, Prepared
+
+
+@mutant("CONC-1", "isConcurrencySafe returning 1 (any truthy value) is treated as parallel")
+class TruthyClassifier(Registry):
+    """``if tool.is_concurrency_safe(args):`` -- the natural Python spelling, and wrong: ``1``,
+    ``"true"`` or ``{}``-ish objects are not a proof of safety; only ``True`` is."""
+
+    def execution_mode(self, call: ToolExecutionInput) -> ExecutionMode:
+        tool = self._resolve(call.name, call.agent, call.parent)
+        if tool is None or tool.is_concurrency_safe is None:
+            return "exclusive"
+        try:
+            args = materialize(call.arguments)
+        except NotLosslessJSON:
+            return "exclusive"
+        if next(tool.params_validator.iter_errors(thaw(args)), None) is not None:
+            return "exclusive"
+        try:
+            return "parallel" if tool.is_concurrency_safe(args) else "exclusive"  # the bug
+        except Exception:
+            return "exclusive"
+
+
+@mutant("CONC-1", "a classifier that throws is treated as parallel")
+class ThrowingClassifierParallel(Registry):
+    """Tempting: "The tool declared a classifier, so it meant to opt in": an exception while
+    classifying is read as safe. Every doubt must resolve to exclusive."""
+
+    def execution_mode(self, call: ToolExecutionInput) -> ExecutionMode:
+        tool = self._resolve(call.name, call.agent, call.parent)
+        if tool is None or tool.is_concurrency_safe is None:
+            return "exclusive"
+        try:
+            return "parallel" if tool.is_concurrency_safe(call.arguments) is True else "exclusive"
+        except Exception:
+            return "parallel"  # the bug
+
+
+@mutant("CONC-1", "the classifier is asked about arguments that violate the parameters")
+class ClassifiesInvalidArguments(Registry):
+    """Classification skips validation: a call that can only fail with INVALID_ARGS is still
+    scheduled as parallel when its classifier says yes."""
+
+    def execution_mode(self, call: ToolExecutionInput) -> ExecutionMode:
+        tool = self._resolve(call.name, call.agent, call.parent)
+        if tool is None or tool.is_concurrency_safe is None:
+            return "exclusive"
+        try:
+            args = materialize(call.arguments)
+            return "parallel" if tool.is_concurrency_safe(args) is True else "exclusive"  # bug
+        except Exception:
+            return "exclusive"
+
+
+@mutant(
+    "CONC-2",
+    "the driver ignores classification: every call of the batch runs at once",
+    replaces="batch",
+)
+async def all_at_once(
+    registry: Registry, calls: Sequence[ToolExecutionInput], *, max_parallel: int = 4
+) -> list[ToolResult]:
+    """``asyncio.gather`` over the whole batch: exclusive calls are no barrier, and their
+    bodies overlap others."""
+    return list(await asyncio.gather(*(registry.execute(call) for call in calls)))
+
+
+def _groups(
+    registry: Registry, calls: Sequence[ToolExecutionInput]
+) -> list[list[ToolExecutionInput]]:
+    """Consecutive parallel calls form one group; each exclusive call is a group of its own."""
+    groups: list[list[ToolExecutionInput]] = []
+    previous = "exclusive"
+    for call in calls:
+        mode = registry.execution_mode(call)
+        if mode == "parallel" and previous == "parallel":
+            groups[-1].append(call)
+        else:
+            groups.append([call])
+        previous = mode
+    return groups
+
+
+@mutant("CONC-2", "results come back in completion order, not model order", replaces="batch")
+async def completion_order(
+    registry: Registry, calls: Sequence[ToolExecutionInput], *, max_parallel: int = 4
+) -> list[ToolResult]:
+    """Policy in model order, bodies in a bounded pool -- and each call completed and reported
+    as soon as its body is done, so results no longer line up with the model's calls."""
+    slots = asyncio.Semaphore(max_parallel)
+
+    async def finish(run: Prepared) -> ToolResult:
+        if run.ready:
+            async with slots:
+                await registry.dispatch(run)
+        return await registry.complete(run)
+
+    results: list[ToolResult] = []
+    for group in _groups(registry, calls):
+        runs = [await registry.prepare(call) for call in group]
+        tasks = [asyncio.ensure_future(finish(run)) for run in runs]
+        results.extend([await done for done in asyncio.as_completed(tasks)])  # the bug
+    return results
+
+
+@mutant(
+    "CONC-2",
+    "parallel calls run their whole pipeline concurrently, policy included",
+    replaces="batch",
+)
+async def parallel_pipelines(
+    registry: Registry, calls: Sequence[ToolExecutionInput], *, max_parallel: int = 4
+) -> list[ToolResult]:
+    """Each parallel call's ``execute`` is a task of its own, in a bounded pool: pre-execute
+    listeners, approval prompts and guards of the group interleave instead of keeping model
+    order."""
+    slots = asyncio.Semaphore(max_parallel)
+
+    async def bounded(call: ToolExecutionInput) -> ToolResult:
+        async with slots:
+            return await registry.execute(call)  # the bug: policy inside the pool
+
+    results: list[ToolResult] = []
+    for group in _groups(registry, calls):
+        results.extend(await asyncio.gather(*(bounded(call) for call in group)))
+    return results
+
+
+@mutant(
+    "CONC-2",
+    "the parallel pool ignores maxParallel: the whole group runs at once",
+    replaces="batch",
+)
+async def unbounded_pool(
+    registry: Registry, calls: Sequence[ToolExecutionInput], *, max_parallel: int = 4
+) -> list[ToolResult]:
+    """Policy in model order and results in model order -- but every body of a parallel group
+    is started at once, however large the group (a fan-out that exhausts the host)."""
+    results: list[ToolResult] = []
+    for group in _groups(registry, calls):
+        runs = [await registry.prepare(call) for call in group]
+        await asyncio.gather(*(registry.dispatch(run) for run in runs if run.ready))  # the bug
+        results.extend([await registry.complete(run) for run in runs])
+    return results

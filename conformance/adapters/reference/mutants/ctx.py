@@ -1,0 +1,95 @@
+"""Mutants of the two cross-call mechanisms: deferred context and concluding the turn (CTX-1..2).
+
+Read beside ``conformance/core/rules/ctx.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.adapters.reference.mutants._base import mutant
+from reference import Registry, ToolExecution, ToolFailure, ToolResult
+from reference.registry import Listener, Prepared
+
+
+@mutant("CTX-1", "the body's deferred contexts are dropped when the dispatch ends in an error")
+class ContextsLostOnFailure(Registry):
+    """Tempting: "Contexts belong to a successful result": but a sub-agent that gathered context and
+    then failed still has to hand that context to the model.
+
+    Found in @deepseek-ai/dsh-tools 0.1.0-rc.8 for one kind of error: a tools/execute
+    wrapper that throws after the body deferred its contexts."""
+
+    async def dispatch(self, run: Prepared) -> None:
+        await super().dispatch(run)
+        if run.result is not None and run.result.is_error:
+            run.deferred.clear()  # the bug
+
+
+@mutant("CTX-1", "deferred contexts come out in reverse call order")
+class DeferredContextsReversed(Registry):
+    """Contexts kept on a stack (newest first): the model reads them out of order."""
+
+    async def dispatch(self, run: Prepared) -> None:
+        await super().dispatch(run)
+        run.deferred.reverse()  # the bug
+
+
+@mutant("CTX-2", "concludeTurn() is ignored: no result ever concludes the turn")
+class ConcludeTurnIgnored(Registry):
+    """The mark is accepted by the run context and never copied onto the result."""
+
+    async def dispatch(self, run: Prepared) -> None:
+        await super().dispatch(run)
+        run.concluded = False  # the bug
+
+
+@dataclass(frozen=True)
+class _ConcludingFailure(ToolFailure):
+    """A failure that (wrongly) carries the turn mark."""
+
+    concludes_turn: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        out = ToolFailure.to_json(self)
+        out["concludesTurn"] = True
+        return out
+
+
+def _marked(result: ToolResult, concluded: bool) -> ToolResult:
+    if concluded and isinstance(result, ToolFailure):
+        fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result) if f.init}
+        return _ConcludingFailure(**fields)
+    return result
+
+
+@mutant("CTX-2", "concludesTurn is kept on a failure")
+class FailureKeepsConcludesTurn(Registry):
+    """The turn mark is kept on the call, not on the result, and stamped on whatever result
+    comes out: a block, an ABORTED or an invalid output still ends the agent's turn."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._concluded: set[str] = set()
+
+    async def complete(self, run: Prepared) -> ToolResult:
+        if run.concluded:
+            self._concluded.add(run.execution.call_id)
+        try:
+            return _marked(await super().complete(run), run.concluded)  # the bug
+        finally:
+            self._concluded.discard(run.execution.call_id)
+
+    def _scoped_entries(self, event: str, agent: str | None) -> list[Listener]:
+        entries = super()._scoped_entries(event, agent)
+        if event != "tools/result":
+            return entries
+        return [self._stamping(observe) for observe in entries]
+
+    def _stamping(self, observe: Listener) -> Listener:
+        def observer(execution: ToolExecution, result: ToolResult) -> Any:
+            return observe(execution, _marked(result, execution.call_id in self._concluded))
+
+        return observer

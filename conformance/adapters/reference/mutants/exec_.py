@@ -1,0 +1,142 @@
+"""Mutants of ③ tools/execute, the around-wrappers (EXEC-1..5).
+
+Read beside ``conformance/core/rules/exec_.py``. Some replace a piece of the
+reference other than the registry -- the body's run context, signal fusion,
+the timeout policy -- because that is where the mistake would be made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from conformance.adapters.reference.mutants._base import mutant
+from reference import (
+    AbortController,
+    AbortSignal,
+    DispatchExecution,
+    ErrorCode,
+    Registry,
+    ToolResult,
+    ToolRunContext,
+    ToolSuccess,
+    failure,
+)
+from reference.registry import Prepared
+
+
+@mutant(
+    "EXEC-1",
+    "the body's run context lets it replace its signal",
+    replaces="reference.registry:ToolRunContext",
+)
+class WritableRunContext(ToolRunContext):
+    """The body gets a context whose ``signal`` is a plain attribute: a body can swap in a
+    signal nobody will ever abort. Only the tools/execute stage may replace the signal.
+
+    Found in @deepseek-ai/dsh-tools 0.1.0-rc.8: its docs promise a ``readonly exec.signal``,
+    but ``readonly`` is a TypeScript annotation; at run time the body can assign it."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "signal":
+            object.__setattr__(self, "_signal", value)  # the bug
+            return
+        super().__setattr__(name, value)
+
+
+@mutant(
+    "EXEC-2",
+    "a wrapper's replacement signal detaches the caller's abort",
+    replaces="reference.registry:AbortSignal",
+)
+class UnfusedSignal(AbortSignal):
+    """Tempting: "The wrapper knows best": the body receives the wrapper's replacement as it is, not
+    fused with the caller's signal, so the caller can no longer cancel the call."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def any(*signals: AbortSignal) -> AbortSignal:
+        return signals[-1]  # the bug: the newest signal only
+
+
+@mutant("EXEC-3", "a wrapper's own success is taken at its word: no validation, its content kept")
+class TrustsAuthoredResults(Registry):
+    """A cache wrapper replays a stored result; the registry passes it through as is, so a
+    value the active output schema rejects -- and content not rendered from it -- get out."""
+
+    def _normalize_authored(self, run: Prepared, result: Any) -> ToolResult:
+        if isinstance(result, Mapping) and result.get("isError") is False and "value" in result:
+            content = tuple(result.get("content", ()))
+            return ToolSuccess(value=result["value"], content=content)  # the bug
+        return super()._normalize_authored(run, result)
+
+
+@mutant("EXEC-4", "a wrapper failure is routed through post-execute like a body error")
+class WrapperFailureReachesPostExecute(Registry):
+    """One route for every dispatch outcome: a throwing wrapper (a pipeline failure) is shown
+    to post-execute policies as if the tool had produced it."""
+
+    async def complete(self, run: Prepared) -> ToolResult:
+        if run.outcome == "wrapper-failure":
+            run.outcome = "dispatched"  # the bug
+        return await super().complete(run)
+
+
+@mutant("EXEC-4", "a wrapper failure skips finalizeContent")
+class WrapperFailureNotFinalized(Registry):
+    """Tempting: "Pipeline failures bypass the tool": the failure skips post-execute, rightly, and
+    the tool's finalizer too, wrongly -- the tool's last invariant on content does not hold."""
+
+    async def complete(self, run: Prepared) -> ToolResult:
+        if run.outcome == "wrapper-failure":
+            run.finalizer = None  # the bug
+        return await super().complete(run)
+
+
+@mutant(
+    "EXEC-5",
+    "the timeout policy reports the timeout without waiting for the body to settle",
+    replaces="reference.timeout:timeout_wrapper",
+)
+async def racing_timeout(
+    dispatch: DispatchExecution, next_: Callable[[], Awaitable[ToolResult]]
+) -> ToolResult:
+    """``asyncio.wait(..., timeout=)`` around the body: on the deadline the call reports
+    TOOL_TIMEOUT while the uncooperative body keeps running behind it (no abort either)."""
+    if dispatch.timeout_ms is None:
+        return await next_()
+    task = asyncio.ensure_future(next_())
+    done, _ = await asyncio.wait({task}, timeout=dispatch.timeout_ms / 1000)
+    if task in done:
+        return task.result()
+    return failure("timed out", ErrorCode.TOOL_TIMEOUT.value, name="ToolTimeoutError")  # the bug
+
+
+@mutant(
+    "EXEC-5",
+    "the timeout policy aborts the body but reports the caller's ABORTED, not TOOL_TIMEOUT",
+    replaces="reference.timeout:timeout_wrapper",
+)
+async def timeout_reported_as_abort(
+    dispatch: DispatchExecution, next_: Callable[[], Awaitable[ToolResult]]
+) -> ToolResult:
+    """A deadline implemented as "abort the call": the body stops, but the model is told the
+    call was cancelled rather than that it ran out of time."""
+    if dispatch.timeout_ms is None:
+        return await next_()
+    previous = dispatch.signal
+    controller = AbortController()
+    dispatch.signal = AbortSignal.any(previous, controller.signal)
+    handle = asyncio.get_running_loop().call_later(dispatch.timeout_ms / 1000, controller.abort)
+    try:
+        result = await next_()
+    finally:
+        handle.cancel()
+        dispatch.signal = previous
+    if controller.signal.aborted:  # the bug: the deadline is reported as a cancellation
+        return failure("the call was cancelled", ErrorCode.ABORTED.value, name="ToolAbortedError")
+    return result

@@ -1,0 +1,132 @@
+"""Mutants of ⑤ finalizeContent, the tool's last mile (FIN-1..4).
+
+Read beside ``conformance/core/rules/fin.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import reference.registry as regmod
+from conformance.adapters.reference.mutants._base import mutant
+from reference import Registry, ToolExecution, ToolFailure, ToolResult
+from reference.registry import Prepared, _exception_failure, _finalize
+
+PostOutcome = tuple[ToolResult, bool, Any]
+
+
+@mutant("FIN-1", "finalizeContent is looked up when the call ends, not snapshotted at its start")
+class FinalizerLookedUpAtTheEnd(Registry):
+    """Tempting: "Use the current definition": a tool reloaded (or disposed) while a call runs hands
+    that call's outcome to another definition's finalizer -- or to none."""
+
+    async def complete(self, run: Prepared) -> ToolResult:
+        ex = run.execution
+        tool = self._resolve(ex.name, ex.agent, ex.parent)  # the bug: resolved again, late
+        run.finalizer = tool.finalize_content if tool is not None else None
+        return await super().complete(run)
+
+
+@mutant("FIN-2", "finalizeContent is skipped on denials")
+class DenialsNotFinalized(Registry):
+    """Tempting: "The tool never ran, so its finalizer has nothing to do": but the finalizer owns
+    the last mile of *every* outcome, denials included."""
+
+    async def complete(self, run: Prepared) -> ToolResult:
+        if run.outcome in ("denied", "policy-failure"):
+            run.finalizer = None  # the bug
+        return await super().complete(run)
+
+
+@mutant("FIN-2", "finalizeContent runs only for dispatched calls (never on early failures)")
+class FinalizesOnlyDispatched(Registry):
+    """The finalizer is attached to the dispatch route: invalid arguments, denials, a
+    pre-dispatch cancellation and wrapper failures all escape the tool's last invariant."""
+
+    async def complete(self, run: Prepared) -> ToolResult:
+        if run.outcome != "dispatched":
+            run.finalizer = None  # the bug
+        return await super().complete(run)
+
+
+@mutant("FIN-2", "finalizeContent is called twice when a post-execute listener throws")
+class FinalizesPostFailureTwice(Registry):
+    """The post-execute error handler finalizes the failure it builds "to be safe"; the normal
+    end of the pipeline then finalizes it again."""
+
+    async def _post_execute(self, run: Prepared, result: ToolResult) -> PostOutcome:
+        try:
+            return await super()._post_execute(run, result)
+        except Exception as e:
+            failed: ToolResult = _exception_failure(e)
+            if run.finalizer is not None:
+                failed = _finalize(run.finalizer, run.execution, failed)  # the bug: once here
+            return failed, False, ()  # ... and once more at the end of complete()
+
+
+@mutant(
+    "FIN-3",
+    "a finalizer that returns nothing empties the content",
+    replaces="reference.registry:_finalize",
+)
+def nothing_empties_content(
+    finalizer: Callable[[ToolExecution, ToolResult], Any],
+    execution: ToolExecution,
+    result: ToolResult,
+) -> ToolResult:
+    """``None`` read as "no content" instead of "keep the content"."""
+    finalized = _finalize(finalizer, execution, result)
+    if finalized is result:
+        return dataclasses.replace(result, content=())  # the bug
+    return finalized
+
+
+@mutant(
+    "FIN-3",
+    "a finalizer's content on a failure also rewrites error.message",
+    replaces="reference.registry:_finalize",
+)
+def message_follows_content(
+    finalizer: Callable[[ToolExecution, ToolResult], Any],
+    execution: ToolExecution,
+    result: ToolResult,
+) -> ToolResult:
+    """Tempting: "Keep the message in sync with what the model reads": the finalizer gains authority
+    over the error, which stays registry-owned."""
+    finalized = _finalize(finalizer, execution, result)
+    if isinstance(finalized, ToolFailure) and finalized.content != result.content:
+        said = " ".join(b.get("text", "") for b in finalized.content if b.get("type") == "text")
+        return dataclasses.replace(finalized, message=said or finalized.message)  # the bug
+    return finalized
+
+
+@mutant("FIN-4", "no result is published when the finalizer throws")
+class SilentAfterThrowingFinalizer(Registry):
+    """The finalizer's exception is caught, but the publication step is skipped with it:
+    observers (the log, the UI) never learn how the call ended."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._threw = False
+
+    async def complete(self, run: Prepared) -> ToolResult:
+        finalizer = run.finalizer
+        self._threw = False
+        if finalizer is not None:
+
+            def wrapped(execution: ToolExecution, result: ToolResult) -> Any:
+                try:
+                    return finalizer(execution, result)
+                except Exception:
+                    self._threw = True
+                    raise
+
+            run.finalizer = wrapped
+        return await super().complete(run)
+
+    def _scoped_entries(self, event: str, agent: str | None) -> list[regmod.Listener]:
+        if event == "tools/result" and self._threw:
+            return []  # the bug
+        return super()._scoped_entries(event, agent)

@@ -1,0 +1,97 @@
+"""Mutants of the canonical output (OUT-1..5; OUT-4 binds tool authors and has none).
+
+Read beside ``conformance/core/rules/out.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from jsonschema.validators import Draft202012Validator
+
+from conformance.adapters.reference.mutants._base import mutant
+from reference import Registry, ToolResult, ToolSuccess
+from reference.registry import Prepared
+
+
+def _sanitized(value: Any, depth: int = 0) -> Any:
+    """The bug shared by two mutants: make a value "JSON-safe" instead of rejecting it."""
+    if depth > 20:
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _sanitized(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_sanitized(v, depth + 1) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return None
+
+
+@mutant("OUT-1", "output is validated only in development: never here")
+class SkipsOutputValidation(Registry):
+    """Validation behind a debug flag: in production a body's value is trusted, so programs
+    and post-execute policies receive values their declared type does not allow."""
+
+    def _normalize(self, run: Prepared, value: Any) -> ToolResult:
+        assert run.tool is not None
+        run.tool = dataclasses.replace(run.tool, output_validator=Draft202012Validator(True))
+        return super()._normalize(run, value)
+
+
+@mutant("OUT-2", "a registry-level output cap trims the rendered text")
+class CapsRenderedContent(Registry):
+    """A global "keep content short" cap applied by the registry: content is no longer the
+    tool's render of its value (capping is the finalizer's job, FIN-3)."""
+
+    def _normalize(self, run: Prepared, value: Any) -> ToolResult:
+        result = super()._normalize(run, value)
+        if isinstance(result, ToolSuccess):
+            blocks = tuple(
+                type(b)({**b, "text": b["text"][:8]}) if "text" in b else b for b in result.content
+            )
+            result = dataclasses.replace(result, content=blocks)  # the bug
+        return result
+
+
+@mutant("OUT-3", "presentationMeta is never computed: successes carry no meta")
+class DropsMeta(Registry):
+    """The presentation projection is forgotten, so a UI card cannot be rebuilt on replay."""
+
+    def _normalize(self, run: Prepared, value: Any) -> ToolResult:
+        result = super()._normalize(run, value)
+        if isinstance(result, ToolSuccess):
+            result = dataclasses.replace(result, meta=None)  # the bug
+        return result
+
+
+@mutant("OUT-5", "non-JSON body values are coerced (NaN -> null, objects -> null)")
+class CoercesValues(Registry):
+    """Tempting: "Be liberal in what you accept": a NaN or a host object becomes ``null`` and the
+    call succeeds, so the durable log disagrees with what ran."""
+
+    def _normalize(self, run: Prepared, value: Any) -> ToolResult:
+        return super()._normalize(run, _sanitized(value))  # the bug
+
+
+@mutant("OUT-5", "non-JSON presentation metadata is coerced instead of rejected")
+class CoercesMeta(Registry):
+    """The value is checked, but ``meta`` is "made JSON-safe" on the way out: a NaN in a UI
+    card silently becomes ``null``."""
+
+    def _normalize(self, run: Prepared, value: Any) -> ToolResult:
+        tool = run.tool
+        assert tool is not None
+        project = tool.presentation_meta
+        if project is not None:
+            run.tool = dataclasses.replace(
+                tool,
+                presentation_meta=lambda args, v: _sanitized(project(args, v)),  # the bug
+            )
+        try:
+            return super()._normalize(run, value)
+        finally:
+            run.tool = tool

@@ -1,0 +1,124 @@
+"""Mutants of the five-stage pipeline (PIPE-1..4).
+
+Read beside ``conformance/core/rules/pipe.py``. Three of them replace the
+reference's ``materialize`` (the one snapshot of the arguments) rather than a
+registry method: that is where the mistake would be made.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from jsonschema.validators import Draft202012Validator
+
+from conformance.adapters.reference.mutants._base import mutant
+from reference import FrozenDict, Registry, ToolExecution, ToolExecutionInput, materialize
+from reference.registry import Prepared, _finalize
+
+
+@mutant("PIPE-1", "finalizeContent runs on the dispatch result, before post-execute")
+class FinalizesBeforePostExecute(Registry):
+    """Tempting: "Finalize as soon as the body is done": the tool's last mile runs before the
+    post-execute policies, which then see (and may replace) finalized content."""
+
+    async def complete(self, run: Prepared) -> Any:
+        if run.finalizer is not None and run.result is not None and run.outcome == "dispatched":
+            run.result = _finalize(run.finalizer, run.execution, run.result)  # the bug
+            run.finalizer = None
+        return await super().complete(run)
+
+
+@mutant(
+    "PIPE-2",
+    "the caller's arguments are used as given: no snapshot, no freeze, no check",
+    replaces="reference.registry:materialize",
+)
+def arguments_used_as_given(value: Any, path: str = "$") -> Any:
+    """A registry that trusts its caller: the arguments object is passed along by reference,
+    so the caller (or any stage) can change what the body receives, and a NaN reaches policy."""
+    if path == "$.arguments":
+        return value  # the bug
+    return materialize(value, path)
+
+
+@mutant(
+    "PIPE-2",
+    "arguments are checked for losslessness, then used by reference (no snapshot)",
+    replaces="reference.registry:materialize",
+)
+def checked_but_not_snapshotted(value: Any, path: str = "$") -> Any:
+    """Validation and snapshot confused: the check runs, its frozen copy is thrown away and the
+    caller's own object goes on down the pipeline."""
+    checked = materialize(value, path)
+    return value if path == "$.arguments" else checked  # the bug
+
+
+@mutant(
+    "PIPE-2",
+    "arguments are frozen at the top level only (a shallow freeze)",
+    replaces="reference.registry:materialize",
+)
+def shallow_freeze(value: Any, path: str = "$") -> Any:
+    """A private copy whose top level is read-only -- but nested objects and arrays stay
+    mutable, so a stage can still change ``args["opts"]["n"]`` for every later stage."""
+    frozen = materialize(value, path)
+    if path == "$.arguments" and isinstance(value, dict):
+        return FrozenDict(copy.deepcopy(value))  # the bug: nested values not frozen
+    return frozen
+
+
+@mutant("PIPE-2", "arguments are snapshotted after pre-execute instead of before")
+class SnapshotAfterPolicy(Registry):
+    """The snapshot is taken "when the call is actually dispatched": the policy stages see the
+    caller's live object, and whatever changed it meanwhile is what the body runs with."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._live: dict[str, Any] = {}
+
+    async def prepare(self, call: ToolExecutionInput) -> Prepared:
+        self._live[call.call_id] = call.arguments
+        run = await super().prepare(call)
+        if run.ready:  # the bug: the snapshot taken only now, after pre-execute and guards
+            arguments = materialize(self._live.pop(call.call_id), "$.arguments")
+            run.execution = dataclasses.replace(run.execution, arguments=arguments)
+        return run
+
+    async def _pre_execute(self, execution: ToolExecution) -> Mapping[str, Any]:
+        live = self._live.get(execution.call_id, execution.arguments)
+        return await super()._pre_execute(dataclasses.replace(execution, arguments=live))
+
+
+@mutant("PIPE-3", "the arguments are rewritten on the way in (a tracing id is added)")
+class AnnotatesArguments(Registry):
+    """A well-meant rewrite: ``_callId`` is added for tracing. What is logged and presented no
+    longer equals what ran."""
+
+    async def prepare(self, call: ToolExecutionInput) -> Prepared:
+        if isinstance(call.arguments, dict):
+            call = dataclasses.replace(
+                call,
+                arguments={**call.arguments, "_callId": call.call_id},  # the bug
+            )
+        return await super().prepare(call)
+
+
+@mutant("PIPE-4", "parameter validation is switched off: every tool accepts any arguments")
+class SkipsParameterValidation(Registry):
+    """Tempting: "The model follows the schema anyway": a body written against its schema receives
+    arguments that violate it."""
+
+    def register(
+        self, definition: Mapping[str, Any], scope: str | None = None
+    ) -> Callable[[], None]:
+        dispose = super().register(definition, scope)
+        layer = self._global if scope is None else self._scoped[scope]
+        tool = layer[definition["name"]]
+        layer[tool.name] = dataclasses.replace(
+            tool,
+            params_validator=Draft202012Validator(True),  # the bug
+        )
+        return dispose

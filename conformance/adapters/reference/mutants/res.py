@@ -1,0 +1,135 @@
+"""Mutants of tools/result, the authoritative result (RES-1..3).
+
+Read beside ``conformance/core/rules/res.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, cast
+
+from conformance.adapters.reference.mutants._base import mutant
+from reference import Registry, ToolExecution, ToolExecutionInput, ToolResult, failure, text, thaw
+from reference.registry import Listener, Prepared, _settle
+
+
+@mutant("RES-1", "every observer is registered twice over: each result is published two times")
+class PublishesTwice(Registry):
+    """Observers registered on two internal buses (say, a legacy one and a new one) that both
+    forward to the same listeners: the log records each call twice."""
+
+    def _scoped_entries(self, event: str, agent: str | None) -> list[Listener]:
+        entries = super()._scoped_entries(event, agent)
+        return entries * 2 if event == "tools/result" else entries  # the bug
+
+
+@mutant(
+    "RES-1",
+    "results are frozen at the top level only: an observer can edit their content",
+    replaces="reference.registry:_replace",
+)
+def shallow_frozen_results(result: ToolResult, **changes: Any) -> ToolResult:
+    """The result is a frozen dataclass -- whose ``content`` is a plain list of plain dicts.
+    One observer's edit changes what later observers and the caller see."""
+    replaced = dataclasses.replace(result, **changes)
+    return dataclasses.replace(replaced, content=thaw(replaced.content))  # the bug
+
+
+@mutant("RES-1", "one observer's exception stops the observers after it")
+class ObserverExceptionStopsOthers(Registry):
+    """One ``try`` around the whole notification loop instead of one per observer: the first
+    observer that throws silences every later one (the UI, the log...)."""
+
+    def _scoped_entries(self, event: str, agent: str | None) -> list[Listener]:
+        entries = super()._scoped_entries(event, agent)
+        if event != "tools/result" or not entries:
+            return entries
+
+        async def notify_all(execution: ToolExecution, result: ToolResult) -> None:
+            for observe in entries:  # the bug: no containment per observer
+                await _settle(observe(execution, result))
+
+        return [notify_all]
+
+
+@mutant("RES-1", "an observer's exception turns the call's result into an error")
+class ObserverExceptionFailsTheCall(Registry):
+    """Tempting: "Surface every error": a logging observer that crashes is reported on the call's
+    own result, so the caller's result differs from what the observers received."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._observer_errors: dict[str, Exception] = {}
+
+    def _scoped_entries(self, event: str, agent: str | None) -> list[Listener]:
+        entries = super()._scoped_entries(event, agent)
+        return [self._watched(fn) for fn in entries] if event == "tools/result" else entries
+
+    def _watched(self, observe: Listener) -> Listener:
+        async def observer(execution: ToolExecution, result: ToolResult) -> Any:
+            try:
+                return await _settle(observe(execution, result))
+            except Exception as e:
+                self._observer_errors[execution.call_id] = e
+                raise
+
+        return observer
+
+    async def complete(self, run: Prepared) -> ToolResult:
+        result = await super().complete(run)
+        error = self._observer_errors.pop(run.execution.call_id, None)
+        if error is not None:
+            return failure(f"a tools/result observer failed: {error}")  # the bug
+        return result
+
+
+@mutant("RES-2", "observers get the finalized result, the caller the one from before finalization")
+class ReturnsUnfinalized(Registry):
+    """The caller keeps its own reference to the result from before the last stage, so the
+    loop that appends the result and the log that records it disagree."""
+
+    async def complete(self, run: Prepared) -> ToolResult:
+        finalizer = run.finalizer
+        before: list[ToolResult] = []
+        if finalizer is not None:
+
+            def capture(execution: ToolExecution, result: ToolResult) -> Any:
+                before.append(result)
+                return finalizer(execution, result)
+
+            run.finalizer = capture
+        result = await super().complete(run)
+        return before[0] if before else result  # the bug
+
+
+@mutant("RES-3", "early failures carry the bare message as content, without `Error: `")
+class BareFailureContent(Registry):
+    """Two code paths build failures, and one forgets the envelope the model learned to
+    recognize."""
+
+    async def prepare(self, call: ToolExecutionInput) -> Prepared:
+        run = await super().prepare(call)
+        if run.result is not None and run.result.is_error:
+            run.result = dataclasses.replace(run.result, content=text(run.result.message))  # bug
+        return run
+
+
+@mutant("RES-3", "a guard's objection that is not a string becomes error.message as it is")
+class GuardValueAsMessage(Registry):
+    """Found in @deepseek-ai/dsh-tools 0.1.0-rc.8 (docs/implementations/dsh-tools-0.1.0-rc.8):
+    ``if (reason !== void 0) return reason;`` -- the guard's return value is the denial
+    reason, whatever its type. The call is denied (fail-closed holds), but a guard that
+    returns ``true`` or an object publishes a failure whose ``error.message`` is not a
+    string."""
+
+    def _guards_for(self, execution: ToolExecution) -> tuple[str, str] | None:
+        for entry in self._guards:
+            if entry.scope is not None and entry.scope != execution.agent:
+                continue
+            try:
+                verdict = entry.fn(execution)
+            except Exception:
+                return super()._guards_for(execution)
+            if verdict is not None:
+                return "denied", cast(str, verdict)  # the bug: not necessarily a string
+        return None

@@ -1,0 +1,417 @@
+"""Correct but different registries: the kit must pass every one of them.
+
+Each differs from the reference only where SPEC.md leaves the choice open
+(section 9 lists the reference's own choices; section 5's route table marks
+the others "choice"). If the kit fails one of these, the predicate that
+failed is overfit to the reference -- or the variant is not correct after all,
+and SPEC.md says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import reference.registry as regmod
+from conformance.adapters.reference import ReferenceAdapter
+from conformance.adapters.reference.mutants._base import variant
+from conformance.core import strategies as s
+from reference import (
+    ErrorCode,
+    ExecutionToken,
+    NotLosslessJSON,
+    Registry,
+    ToolExecution,
+    ToolExecutionInput,
+    ToolFailure,
+    ToolResult,
+    ToolSuccess,
+    failure,
+    materialize,
+    thaw,
+)
+from reference.registry import (
+    Listener,
+    Prepared,
+    _code_failure,
+    _PolicyFailure,
+    _settle,
+    _unknown,
+)
+
+log = logging.getLogger("conformance.adapters.reference.mutants.variants")
+
+PostOutcome = tuple[ToolResult, bool, Sequence[Any]]
+
+_OBSERVED = [s.listener("log", [{"observe": "result"}])]
+_DELEGATE: list[dict[str, Any]] = [{"observe": "result"}, {"delegate": True}]
+
+
+@variant(
+    "denials reach post-execute (as upstream); ABORTED replaces a success before it",
+    witness=s.scenario(
+        "witness/upstream-routes",
+        [s.tool("t", finalizeContent=[{"return": None}])],
+        [{"call": s.call("c0", "t", {}, agent="main")}],
+        preExecute=[s.listener("policy", [{"return": {"kind": "deny", "reason": "no"}}])],
+        postExecute=[s.listener("inspect", _DELEGATE)],
+        observers=_OBSERVED,
+    ),
+)
+class UpstreamRoutes(Registry):
+    """Three route choices the spec leaves open, taken the other way than the reference:
+
+    * a denial (deny, refused ask, guard objection) reaches post-execute, as upstream does
+      (POST-1: "which denials reach post-execute is the implementation's choice");
+    * a replacement ``value`` never turns a failure into a success (POST-2: "this spec does
+      not fix what a replacement value does to a failure");
+    * a success whose caller aborted while the body ran is replaced by ``ABORTED`` *before*
+      post-execute, which then sees the failure (section 5, row ``ABORTED``: choice).
+    """
+
+    async def complete(self, run: Prepared) -> ToolResult:
+        if run.outcome == "denied":
+            run.outcome = "dispatched"  # route: post-execute, then finalize
+        return await super().complete(run)
+
+    async def dispatch(self, run: Prepared) -> None:
+        await super().dispatch(run)
+        if (
+            isinstance(run.result, ToolSuccess)
+            and run.body_entered
+            and run.execution.signal.aborted
+        ):
+            run.result = _code_failure(ErrorCode.ABORTED, "the call was cancelled")
+
+    async def _post_execute(self, run: Prepared, result: ToolResult) -> PostOutcome:
+        new, blocked, contexts = await super()._post_execute(run, result)
+        if result.is_error and isinstance(new, ToolSuccess):
+            return result, blocked, contexts  # a replacement value does not revive a failure
+        return new, blocked, contexts
+
+
+@variant(
+    "unknown tools and invalid parameters fail at dispatch, after pre-execute and guards",
+    witness=s.scenario(
+        "witness/late-resolution",
+        [s.tool("t", parameters={"type": "object", "required": ["path"]})],
+        [{"call": s.call("c0", "missing", {})}, {"call": s.call("c1", "t", {})}],
+        preExecute=[s.listener("policy", [{"delegate": True}])],
+        guards=[s.listener("guard", [{"return": None}])],
+        observers=_OBSERVED,
+    ),
+)
+class LateResolution(Registry):
+    """Resolution and validation at dispatch instead of up front:
+
+    * a name the scope cannot see traverses pre-execute and guards, then fails at dispatch
+      with ``UNKNOWN_TOOL`` and reaches post-execute, as upstream does (SCOPE-1 note, POST-1);
+      under mode ``code`` a model-direct call is still refused before policy (CODE-1);
+    * arguments that violate ``parameters`` are refused at dispatch, as a dispatch result
+      that reaches post-execute and the finalizer (PIPE-4: "before policy or at dispatch");
+    * under mode ``code`` ``schemas(scope)`` reports the scope's catalog (the SDK's source)
+      instead of the presented list (SCOPE-2).
+    """
+
+    async def prepare(self, call: ToolExecutionInput) -> Prepared:
+        tool = self._resolve(call.name, call.agent, call.parent)
+        if tool is None and self.mode == "code" and call.parent is None:
+            return await super().prepare(call)  # CODE-1: refused before any policy stage
+        try:
+            arguments = materialize(call.arguments, "$.arguments")
+        except NotLosslessJSON:
+            return await super().prepare(call)  # refused before any policy, as the reference does
+        execution = ToolExecution(
+            ExecutionToken(),
+            call.call_id,
+            call.name,
+            arguments,
+            call.signal,
+            call.agent,
+            call.parent,
+        )
+        run = Prepared(execution, tool, tool.finalize_content if tool else None)
+        if self._cancelled(run):
+            return run
+        try:
+            decision = await self._pre_execute(execution)
+        except _PolicyFailure as e:
+            if self._cancelled(run):
+                return run
+            return self._end(run, "policy-failure", failure(str(e)))
+        if self._cancelled(run):
+            return run
+        if decision["kind"] == "deny":
+            return self._end(run, "denied", failure(decision["reason"]))
+        if decision["kind"] == "ask":
+            refusal = await self._approve(execution, decision.get("reason"))
+            if self._cancelled(run):
+                return run
+            if refusal is not None:
+                return self._end(run, "denied", failure(refusal))
+        objection = self._guards_for(execution)
+        if objection is not None:
+            return self._end(run, objection[0], failure(objection[1]))
+        self._cancelled(run)
+        return run
+
+    async def dispatch(self, run: Prepared) -> None:
+        ex = run.execution
+        if run.tool is None:  # resolved nothing: fails here, as a dispatch result
+            self._end(run, "dispatched", _unknown(ex.name, self.mode, ex.parent))
+            return
+        problems = [e.message for e in run.tool.params_validator.iter_errors(thaw(ex.arguments))]
+        if problems:
+            message = f"invalid arguments for {ex.name}: " + "; ".join(problems)
+            self._end(run, "dispatched", failure(message, ErrorCode.INVALID_ARGS))
+            return
+        await super().dispatch(run)
+
+    async def _post_execute(self, run: Prepared, result: ToolResult) -> PostOutcome:
+        new, blocked, contexts = await super()._post_execute(run, result)
+        if result.is_error and isinstance(new, ToolSuccess):
+            return result, blocked, contexts  # a replacement value does not revive a failure
+        return new, blocked, contexts
+
+    def _normalize(self, run: Prepared, value: Any) -> ToolResult:
+        if run.tool is None and run.result is not None:
+            return run.result  # nothing resolved: a replacement value has nothing to render
+        return super()._normalize(run, value)
+
+    def schemas(self, scope: str | None = None) -> list[dict[str, Any]]:
+        if self.mode == "code":
+            return self.catalog(scope)  # the SDK's source, documented as such
+        return super().schemas(scope)
+
+
+_REWORDED = {
+    "denied": ("ToolDenied", "DENIED", "the call was refused: {}"),
+    "policy-failure": (
+        "PolicyError",
+        "POLICY_FAILED",
+        "a policy check broke, so the call was refused ({})",
+    ),
+}
+
+
+@variant(
+    "every registry-authored message is worded differently; denials carry error.info",
+    witness=s.scenario(
+        "witness/reworded",
+        [s.tool("t")],
+        [{"call": s.call("c0", "t", {})}, {"call": s.call("c1", "missing", {})}],
+        preExecute=[s.listener("policy", [{"return": {"kind": "deny", "reason": "no"}}])],
+        observers=_OBSERVED,
+    ),
+)
+class Reworded(Registry):
+    """Message wording and the optional ``error.info`` of denials are the implementation's
+    (section 4: "this spec fixes neither their wording nor an error code"; "conformance never
+    depends on message wording"). Every message the registry writes is reworded here; denials
+    keep their reason inside the message (PRE-2, GUARD-2), approval refusals stay distinct
+    (PRE-4), a code-mode refusal still mentions ``run_code`` (CODE-1), and a hidden tool still
+    reads exactly like a missing one (SCOPE-1)."""
+
+    async def prepare(self, call: ToolExecutionInput) -> Prepared:
+        run = await super().prepare(call)
+        result = run.result
+        if not isinstance(result, ToolFailure):
+            return run
+        if run.outcome in _REWORDED:
+            name, code, template = _REWORDED[run.outcome]
+            run.result = failure(template.format(result.message), code, name=name)
+        elif run.outcome == "unknown-tool":
+            if self.mode == "code" and call.parent is None:
+                text = f"`{call.name}` cannot be called directly here; write a `run_code` program"
+            else:
+                text = f"there is no tool called `{call.name}`"
+            run.result = _code_failure(ErrorCode.UNKNOWN_TOOL, text)
+        elif result.code is not None:
+            run.result = failure(f"rejected ({result.message})", result.code, name="Rejected")
+        return run
+
+    async def _approve(self, execution: ToolExecution, reason: str | None) -> str | None:
+        refusal = await super()._approve(execution, reason)
+        return None if refusal is None else f"approval step said no -- {refusal.upper()}"
+
+
+@variant(
+    "agent-scoped listeners and guards run before global ones; observers run concurrently",
+    witness=s.scenario(
+        "witness/scoped-first-bookkeeping",
+        [s.tool("t")],
+        [{"call": s.call("c0", "t", {}, agent="main")}],
+        preExecute=[
+            s.listener("global", [{"delegate": True}]),
+            s.listener("mine", [{"delegate": True}], scope="main"),
+        ],
+        guards=[s.listener("g-global", [{"return": None}]), s.listener("g-mine", [], "main")],
+        observers=[s.listener("first", [{"yield": 2}]), s.listener("second", [])],
+    ),
+)
+class ScopedFirstBookkeeping(Registry):
+    """Listener bookkeeping in another order: each agent's listeners, wrappers and guards are
+    kept apart and consulted before the global ones (the spec fixes no order between the
+    layers: PRE-1, PRE-8, GUARD-3), and ``tools/result`` observers are notified concurrently,
+    each one contained (RES-1 asks for one notification each, not for an order)."""
+
+    def _scoped_entries(self, event: str, agent: str | None) -> list[Listener]:
+        entries = self._listeners[event]
+        scoped = [e.fn for e in entries if e.scope is not None and e.scope == agent]
+        ordered = scoped + [e.fn for e in entries if e.scope is None]
+        if event != "tools/result" or not ordered:
+            return ordered
+
+        async def notify_all(execution: ToolExecution, result: ToolResult) -> None:
+            async def notify(observe: Listener) -> None:
+                try:
+                    await _settle(observe(execution, result))
+                except Exception:
+                    log.exception("observer failed for %s", execution.call_id)
+
+            await asyncio.gather(*(notify(observe) for observe in ordered))
+
+        return [notify_all]
+
+    def _guards_for(self, execution: ToolExecution) -> tuple[str, str] | None:
+        saved = self._guards
+        mine = [e for e in saved if e.scope is not None and e.scope == execution.agent]
+        self._guards = mine + [e for e in saved if e.scope is None]
+        try:
+            return super()._guards_for(execution)
+        finally:
+            self._guards = saved
+
+
+@variant(
+    "the scheduler prepares a whole parallel group first, then pools the bodies",
+    replaces="batch",
+    witness=s.scenario(
+        "witness/prepare-group-first",
+        [s.tool("t", [{"yield": 2}, {"return": "ok"}], isConcurrencySafe=[{"return": True}])],
+        [{"batch": [s.call("c0", "t", {}), s.call("c1", "t", {})], "maxParallel": 2}],
+        preExecute=[s.listener("policy", [{"delegate": True}])],
+        observers=_OBSERVED,
+    ),
+)
+async def prepare_group_first(
+    registry: Registry, calls: Sequence[ToolExecutionInput], *, max_parallel: int = 4
+) -> list[ToolResult]:
+    """A different but legal schedule (CONC-2): policy for every call of a parallel group runs
+    first, in model order; then the bodies run in a pool bounded by ``max_parallel``; then
+    the results complete in model order. Exclusive calls run alone, through the three
+    phases, as barriers."""
+    modes = [registry.execution_mode(call) for call in calls]
+    slots = asyncio.Semaphore(max_parallel)
+
+    async def dispatch(run: Prepared) -> None:
+        async with slots:
+            await registry.dispatch(run)
+
+    results: list[ToolResult] = []
+    i = 0
+    while i < len(calls):
+        j = i + 1
+        if modes[i] == "parallel":
+            while j < len(calls) and modes[j] == "parallel":
+                j += 1
+        runs = [await registry.prepare(call) for call in calls[i:j]]
+        await asyncio.gather(*(dispatch(run) for run in runs if run.ready))
+        results.extend([await registry.complete(run) for run in runs])
+        i = j
+    return results
+
+
+class AnnotatedTraceAdapter(ReferenceAdapter):
+    """The reference, behind an adapter that adds non-normative extras to every trace."""
+
+    def __init__(self) -> None:
+        super().__init__(name="variant-annotated-trace")
+
+    def run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
+        trace = super().run(scenario)
+        for seq, event in enumerate(trace["events"]):
+            event["seq"] = seq
+            event["adapter"] = "annotated"
+        for answer in trace["actions"]:
+            answer["note"] = "answered by the annotated adapter"
+        trace["notes"] = [
+            f"{len(trace['events'])} events recorded",
+            "seq, adapter and note fields are adapter annotations, not spec data",
+        ]
+        return trace
+
+
+@variant(
+    "the adapter adds notes and extra fields to every event and answer",
+    replaces="adapter",
+    witness=s.scenario(
+        "witness/annotated-trace",
+        [s.tool("t")],
+        [{"call": s.call("c0", "t", {})}],
+        observers=_OBSERVED,
+    ),
+)
+def annotated_trace() -> AnnotatedTraceAdapter:
+    """Extra, non-normative trace data: the schema allows adapter ``notes`` and extra fields on
+    events and answers, and predicates must never depend on their absence."""
+    return AnnotatedTraceAdapter()
+
+
+_ORIGINAL_FINALIZE = regmod._finalize
+
+
+@variant(
+    "a finalizeContent that throws anyway: the registry publishes an error of its own",
+    replaces="reference.registry:_finalize",
+    witness=s.scenario(
+        "witness/own-error-after-finalizer-throws",
+        [s.tool("t", finalizeContent=[{"throw": "finalizer broke"}])],
+        [{"call": s.call("c0", "t", {})}],
+        observers=_OBSERVED,
+    ),
+)
+def finalize_or_own_error(finalizer: Any, execution: ToolExecution, result: ToolResult) -> Any:
+    """FIN-4 asks only for exactly one published result when an author's finalizer throws
+    anyway; which one is the registry's choice. The reference publishes the unfinalized
+    result; this variant, like @deepseek-ai/dsh-tools, publishes a failure of its own
+    (no value, no contexts, no code), whatever the outcome was."""
+    broke: list[Exception] = []
+
+    def watched(execution: ToolExecution, result: ToolResult) -> Any:
+        try:
+            return finalizer(execution, result)
+        except Exception as e:
+            broke.append(e)
+            raise
+
+    published = _ORIGINAL_FINALIZE(watched, execution, result)
+    if broke:
+        return failure(f"finalizeContent of {execution.name} broke its contract")
+    return published
+
+
+@variant(
+    "a post-execute accept that replaces a failure's value is refused as a post-execute failure",
+    witness=s.scenario(
+        "witness/value-on-failure-refused",
+        [s.tool("t", [{"deferContext": "from body"}, {"throw": "body failed"}])],
+        [{"call": s.call("c0", "t", {})}],
+        postExecute=[s.listener("revive", [{"return": {"kind": "accept", "value": "revived"}}])],
+        observers=_OBSERVED,
+    ),
+)
+class RefusesValueOnFailure(Registry):
+    """POST-2 leaves open what a replacement value does to a failure. The reference revives
+    it (revalidated, re-rendered: a success); ``UpstreamRoutes`` keeps the failure; this
+    variant, like @deepseek-ai/dsh-tools, refuses the decision: the listener's verdict is a
+    post-execute failure (POST-4), and the contexts it carried are not applied (POST-5
+    does not judge such a call)."""
+
+    async def _post_execute(self, run: Prepared, result: ToolResult) -> PostOutcome:
+        new, blocked, contexts = await super()._post_execute(run, result)
+        if result.is_error and isinstance(new, ToolSuccess):  # a value would revive it
+            raise ValueError("post-execute may not replace the value of a failure")
+        return new, blocked, contexts

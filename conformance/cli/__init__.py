@@ -1,0 +1,5 @@
+"""The ``toolreg-conformance`` command."""
+
+from conformance.cli.main import main
+
+__all__ = ["main"]

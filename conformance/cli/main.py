@@ -1,0 +1,552 @@
+"""``toolreg-conformance``: run the kit, replay a counterexample, list the rules.
+
+Exit codes: 0 conformant (or exactly as expected), 1 not conformant / still
+failing, 2 usage, adapter, fixture or expect-file errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from conformance import __version__
+from conformance.adapters import load_adapter
+from conformance.core.adapter import Adapter, AdapterError, ImplementationFailure, ScenarioSkipped
+from conformance.core.scenario import FixtureError, load_json, validate
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A bad command line or input file: exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # argparse's usage errors: exit 2, no SystemExit
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from conformance.core.runner import PROFILES
+
+    parser = _Parser(
+        prog="toolreg-conformance",
+        description="Check a tool-registry implementation against SPEC.md, rule by rule.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    run = sub.add_parser("run", help="run the suite against an adapter")
+    run.add_argument(
+        "--adapter",
+        default="reference",
+        help="reference | python:MODULE:FACTORY | 'stdio:COMMAND ARGS...' | http://HOST:PORT "
+        "(default: reference)",
+    )
+    _transport_options(run)
+    run.add_argument("--profile", choices=list(PROFILES), default="ci", help="default: ci")
+    run.add_argument("--rules", help="comma-separated rule IDs or globs, e.g. 'PRE-*,FIN-2'")
+    run.add_argument("--report", metavar="DIR", help="write report.json, report.md, junit.xml")
+    run.add_argument("--expect", metavar="FILE", help="gate against known failures")
+    run.add_argument(
+        "--update-expect",
+        action="store_true",
+        help="rewrite the --expect FILE from this run's outcomes",
+    )
+    run.add_argument("--seed", type=int, help="hypothesis seed (profile thorough)")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+    replay = sub.add_parser("replay", help="re-run a saved counterexample or a scenario file")
+    replay.add_argument("files", metavar="FILE", nargs="+")
+    replay.add_argument(
+        "--expect-fail",
+        action="store_true",
+        help="exit 0 only if every case still fails (checks that published counterexamples "
+        "still reproduce)",
+    )
+    replay.add_argument("--adapter", default="reference", help="default: reference")
+    _transport_options(replay)
+
+    publish = sub.add_parser(
+        "publish",
+        help="run, then write DIR/report.json, cases/, expect.json, README.md",
+    )
+    publish.add_argument("--adapter", required=True)
+    publish.add_argument("--dir", required=True, metavar="DIR")
+    publish.add_argument("--profile", choices=list(PROFILES), default="ci", help="default: ci")
+    publish.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    _transport_options(publish)
+
+    render = sub.add_parser(
+        "render", help="Markdown from a report.json (plus the findings of an --expect file)"
+    )
+    render.add_argument("report", metavar="REPORT_JSON")
+    render.add_argument("--expect", metavar="FILE", help="add its entries as findings")
+    render.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
+
+    rules = sub.add_parser("rules", help="list every rule and how it is tested")
+    rules.add_argument("--rules", help="only these IDs or globs")
+    _add_selftest(sub, list(PROFILES))
+
+    from conformance.cli.http import add_commands as add_http_commands
+
+    add_http_commands(sub, _transport_options)  # serve, fuzz-protocol
+    return parser
+
+
+def _transport_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--validate-protocol",
+        action="store_true",
+        help="validate every harness message against fixtures/schema/protocol.schema.json",
+    )
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        metavar="SECONDS",
+        help="per-answer deadline of a stdio/HTTP harness (default: 20)",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+        if args.command == "run":
+            return _run(args, sys.stdout, sys.stderr)
+        if args.command == "replay":
+            return _replay(args, sys.stdout)
+        if args.command == "selftest":
+            return _selftest(args, sys.stdout, sys.stderr)
+        if args.command == "render":
+            return _render(args, sys.stdout)
+        if args.command == "publish":
+            return _publish(args, sys.stdout, sys.stderr)
+        if args.command in ("serve", "fuzz-protocol"):
+            from conformance.cli.http import main as http_main
+
+            return http_main(args, sys.stdout, sys.stderr)
+        return _rules(args, sys.stdout)
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except AdapterError as e:
+        print(f"adapter error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except FixtureError as e:
+        print(f"malformed file: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+# ------------------------------------------------------------------------ run
+
+
+def _load_adapter(args: argparse.Namespace, spec: str | None = None) -> Adapter:
+    """The adapter ``spec`` (default ``args.adapter``), with the transport options, described."""
+    spec = spec if spec is not None else str(args.adapter)
+    if spec.startswith("python:") and "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # let python:module:factory name a module in cwd
+    adapter = load_adapter(
+        spec,
+        validate_protocol=getattr(args, "validate_protocol", False),
+        deadline_s=getattr(args, "deadline", None),
+    )
+    try:
+        adapter.describe()
+    except AdapterError:
+        raise
+    except Exception as e:
+        raise AdapterError(f"adapter {spec!r} failed to describe itself: {e}") from e
+    return adapter
+
+
+def _close(adapter: Adapter) -> None:
+    close = getattr(adapter, "close", None)
+    if callable(close):
+        close()
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from conformance.core.runner import run_suite, select_rules
+    from conformance.reporting.expectations import (
+        Expectations,
+        apply_expectations,
+        load_expectations,
+        updated_expectations,
+        write_expectations,
+    )
+    from conformance.reporting.report import group_counts, write_reports
+
+    if args.update_expect and not args.expect:
+        raise UsageError("--update-expect needs --expect FILE")
+    if args.update_expect and args.rules:
+        raise UsageError(
+            "--update-expect refuses a filtered run (--rules): it would drop every rule not run"
+        )
+    try:
+        select_rules(args.rules)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    expectations: Expectations | None = None
+    if args.expect and not (args.update_expect and not Path(args.expect).exists()):
+        expectations = load_expectations(args.expect)
+    adapter = _load_adapter(args)
+    report_dir = Path(args.report) if args.report else None
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(f"  .. {line}", file=err, flush=True)
+
+    if args.quiet and not logging.getLogger().handlers:
+        logging.getLogger().addHandler(logging.NullHandler())  # the implementation's log noise
+    info = adapter.describe()
+    progress(f"{info.name} {info.version} ({info.language}), profile {args.profile}")
+    try:
+        result = run_suite(
+            adapter,
+            profile=args.profile,
+            rules=args.rules,
+            report_dir=report_dir,
+            seed=args.seed,
+            progress=progress,
+        )
+    finally:
+        _close(adapter)
+    progress(f"{result.scenarios} scenarios in {result.duration_s:.1f} s")
+    if args.update_expect:
+        updated = updated_expectations(result, expectations)
+        write_expectations(args.expect, updated)
+        updated.source = args.expect
+        print(f"wrote {args.expect} ({len(updated.expected)} expected failures)", file=err)
+        expectations = updated
+    if expectations is not None:
+        apply_expectations(result, expectations)
+
+    rows = group_counts(result)
+    width = max([5, *(len(g) for g, *_ in rows)])
+    print(f"{'group':<{width}}  {'pass':>4}  {'fail':>4}  {'other':>5}", file=out)
+    for group, passed, failing, other in rows:
+        print(f"{group:<{width}}  {passed:>4}  {failing:>4}  {other:>5}", file=out)
+    quiet = ("pass", "untested", "skipped", "expected-fail")
+    listed = [o for o in result.rules if o.status not in quiet]
+    if listed:
+        print(file=out)
+    shown: set[str] = set()
+    for o in listed:
+        failures = o.problems()
+        why = failures[0].message if failures and o.status != "unexpected-pass" else o.reason
+        path = next((f.counterexample for f in failures if f.counterexample), None)
+        line = f"{o.id}  {o.status}  {why or ''}"
+        print(line + (f"  [{path}]" if path else ""), file=out)
+        shown.add(f"{o.id}: {why}")
+    for note in result.notes:
+        if note not in shown:
+            print(f"note: {note}", file=out)
+    for kit_error in result.kit_errors:
+        print(f"KIT ERROR (a bug in the kit, not the implementation): {kit_error}", file=out)
+    if report_dir is not None:
+        paths = write_reports(result, report_dir, args.expect)
+        print(f"reports: {', '.join(str(p) for p in paths)}", file=err)
+    verdict = "CONFORMANT" if result.conformant else "NOT CONFORMANT"
+    if expectations is not None and result.conformant:
+        known = sum(o.status == "expected-fail" for o in result.rules)
+        verdict = "NOT CONFORMANT, exactly as expected" if known else "CONFORMANT (as expected)"
+    counts = {s: sum(o.status == s for o in result.rules) for s in {o.status for o in result.rules}}
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    print(f"\n{verdict}: {info.name} {info.version}: {summary}", file=out)
+    return EXIT_OK if result.conformant else EXIT_FAIL
+
+
+# --------------------------------------------------------------------- replay
+
+
+def _prefixed(e: FixtureError, source: str, prefix: str) -> FixtureError:
+    return FixtureError(source, prefix + e.path[1:], e.message)
+
+
+def load_case(path: str) -> tuple[Mapping[str, Any], str | None, list[str]]:
+    """(scenario, rule ID or None, what the case says was required) from a case or scenario file."""
+    from conformance.core.rules import RULES
+
+    document = load_json(path)
+    if isinstance(document, dict) and "scenario" in document and "rule" in document:
+        rule = document["rule"]
+        if not isinstance(rule, str) or rule not in RULES:
+            raise FixtureError(path, "$.rule", f"{rule!r} is not a known rule ID")
+        if not isinstance(document["scenario"], dict):
+            raise FixtureError(path, "$.scenario", "a counterexample's scenario must be an object")
+        try:
+            validate(document["scenario"], "scenario", path)
+        except FixtureError as e:
+            raise _prefixed(e, path, "$.scenario") from None
+        required = document.get("required") or []
+        return document["scenario"], rule, [str(r) for r in required]
+    validate(document, "scenario", path)
+    return document, None, []
+
+
+def _replay(args: argparse.Namespace, out: TextIO) -> int:
+    cases = [(path, *load_case(path), load_json(path)) for path in args.files]  # read all first
+    adapter = _load_adapter(args)
+    outcomes: list[tuple[int, bool]] = []
+    try:
+        for path, scenario, rule, required, document in cases:
+            if len(cases) > 1:
+                print(f"== {path}", file=out)
+            outcomes.append(_replay_one(adapter, scenario, rule, required, out))
+            _note_other_implementation(adapter, document, out)
+    finally:
+        _close(adapter)
+    codes = [code for code, _ in outcomes]
+    if EXIT_USAGE in codes:
+        return EXIT_USAGE
+    if not args.expect_fail:
+        return max(codes)
+    # A case reproduces only as it was recorded: a case with a trace needs a trace whose
+    # rule (or expect block) still fails -- an implementation that crashes now proves nothing.
+    broken = 0
+    for (code, traced), (_, _, _, _, document) in zip(outcomes, cases, strict=True):
+        if code == EXIT_FAIL and not traced and document.get("trace") is not None:
+            broken += 1
+    fixed = sum(code == EXIT_OK for code in codes)
+    if broken:
+        print(f"\n{broken} of {len(codes)} cases produced no trace: cannot tell", file=out)
+        return EXIT_USAGE
+    if fixed:
+        print(f"\n{fixed} of {len(codes)} cases no longer fail", file=out)
+        return EXIT_FAIL
+    print(f"\nall {len(codes)} cases still fail, as expected", file=out)
+    return EXIT_OK
+
+
+def _note_other_implementation(adapter: Adapter, document: Any, out: TextIO) -> None:
+    """Say so when a case recorded on one implementation is replayed on another."""
+    impl = document.get("implementation") if isinstance(document, dict) else None
+    recorded = impl.get("name") if isinstance(impl, dict) else None
+    name = adapter.describe().name
+    if recorded is not None and recorded != name:
+        print(f"  note: this case was recorded on {recorded!r}, replayed on {name!r}", file=out)
+
+
+def _replay_one(
+    adapter: Adapter,
+    scenario: Mapping[str, Any],
+    rule: str | None,
+    required: list[str],
+    out: TextIO,
+) -> tuple[int, bool]:
+    """(exit code, whether the implementation produced a trace)."""
+    from conformance.core.fixture_checks import check_expect
+    from conformance.core.runner import KitError, judge
+
+    info = adapter.describe()
+    who = f"{info.name} {info.version}"
+    target = rule or "every rule"
+    print(f"replaying {scenario.get('id')} ({target}) on {who}", file=out)
+    for line in required:
+        print(f"  originally: {line}", file=out)
+    problems: list[str] = []
+    try:
+        trace = adapter.run(scenario)
+        validate(trace, "trace", f"trace of {scenario.get('id')}")
+    except ScenarioSkipped as e:
+        print(f"SKIPPED: {who} cannot express this scenario: {e.reason}", file=out)
+        return EXIT_USAGE, False
+    except FixtureError as e:
+        problems.append(f"malformed trace: {e}")
+        trace = None
+    except ImplementationFailure as e:
+        problems.append(f"the implementation failed to answer: {e}")
+        if e.stderr:
+            problems.append("its stderr:\n" + e.stderr)
+        trace = None
+    except Exception as e:
+        problems.append(f"the adapter raised {type(e).__name__}: {e}")
+        trace = None
+    checks = 0
+    if trace is not None:
+        try:
+            verdicts = judge(scenario, trace, [rule] if rule else None)
+        except KitError as e:
+            print(f"KIT ERROR (a bug in the kit, not the implementation): {e}", file=out)
+            return EXIT_USAGE, True
+        for rid, found in check_expect(scenario, trace).items():
+            if rid in verdicts:
+                verdicts[rid] = verdicts[rid] + found
+        for rid, found in verdicts.items():
+            checks += len(found)
+            problems += [f"{rid} {v.subject}: {v.message}" for v in found if not v.ok]
+        for action in trace.get("actions", []):
+            if action.get("raised"):
+                problems.append(f"an action raised: {action['raised']}")
+    if problems:
+        print(f"still FAILING: {target} on {who}", file=out)
+        for problem in problems:
+            print(f"  - {problem}", file=out)
+        return EXIT_FAIL, trace is not None
+    note = "" if checks else " (the rule's premise did not hold: 0 checks)"
+    print(f"FIXED: {target} holds on {who} ({checks} checks){note}", file=out)
+    return EXIT_OK, True
+
+
+# -------------------------------------------------------------------- publish
+
+
+def _publish(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from conformance.reporting.publish import publish
+
+    adapter = _load_adapter(args)
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(f"  .. {line}", file=err, flush=True)
+
+    try:
+        expectations, matches = publish(
+            adapter, args.dir, spec=args.adapter, profile=args.profile, progress=progress
+        )
+    finally:
+        _close(adapter)
+    listed = ", ".join(sorted(expectations.expected)) or "none"
+    print(f"published {args.dir}: expected failures: {listed}", file=out)
+    if not matches:
+        print("the run has kit errors: see the report", file=out)
+    return EXIT_OK if matches else EXIT_FAIL
+
+
+# --------------------------------------------------------------------- render
+
+
+def _render(args: argparse.Namespace, out: TextIO) -> int:
+    import os
+
+    from conformance.reporting.expectations import load_expectations
+    from conformance.reporting.report import findings_markdown, report_markdown, result_from_json
+
+    document = load_json(args.report, "report")
+    if "rules" not in document:  # fuzz-protocol's report alone
+        from conformance.cli.http import protocol_only_markdown
+
+        protocol_text = protocol_only_markdown(document["protocolConformance"])
+        if args.output:
+            Path(args.output).write_text(protocol_text, encoding="utf-8")
+        else:
+            out.write(protocol_text)
+        return EXIT_OK
+    result = result_from_json(document)
+    findings: list[str] = []
+    if args.expect:
+        expectations = load_expectations(args.expect)
+        # counterexample paths are relative to the expect file; show them from the output's dir
+        where = Path(args.output).parent if args.output else Path.cwd()
+        base = os.path.relpath(Path(args.expect).parent, where)
+        findings = findings_markdown(expectations.expected, "" if base == "." else base + "/")
+    text = report_markdown(result, document.get("expectFile"), findings)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        out.write(text)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------- rules
+
+
+def _rules(args: argparse.Namespace, out: TextIO) -> int:
+    from conformance.core.rules import FOCUS, RULES
+    from conformance.core.runner import select_rules
+    from conformance.core.scenario import FIXTURES
+
+    try:
+        selected = select_rules(args.rules)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    rows = []
+    for rid in selected:
+        rule = RULES[rid]
+        kind = "predicate" if rule.check is not None else f"untested: {rule.untested}"
+        focus = FOCUS.get(rid)
+        needs = ",".join(sorted(focus.needs)) if focus and focus.needs else "-"
+        fixtures = len(list((FIXTURES / "rules" / rid).glob("*.json")))
+        prop = "property" if focus else "no property"
+        rows.append((rid, rule.title, needs, f"{fixtures} fixtures, {prop}", kind))
+    rows.insert(0, ("ID", "TITLE", "NEEDS", "TESTED BY", "KIND"))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for row in rows:
+        cells = [row[i].ljust(widths[i]) for i in range(4)]
+        print("  ".join([*cells, row[4]]).rstrip(), file=out)
+    tested = sum(RULES[r].check is not None for r in selected)
+    print(
+        f"\n{len(selected)} rules: {tested} with a predicate, {len(selected) - tested} untested",
+        file=out,
+    )
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------- selftest
+
+
+def _add_selftest(sub: Any, profiles: list[str]) -> None:
+    selftest = sub.add_parser(
+        "selftest",
+        help="run the kit against the mutant catalogue, the reference and the correct variants",
+    )
+    selftest.add_argument("--profile", choices=profiles, default="quick", help="default: quick")
+    selftest.add_argument(
+        "--full", action="store_true", help="run every rule against each mutant, not its targets"
+    )
+    selftest.add_argument(
+        "-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default: 1)"
+    )
+    selftest.add_argument(
+        "--mutants", metavar="LIST", help="only mutants matching these name globs or rule IDs"
+    )
+    selftest.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="skip the reference and the correct variants (no false-positive check)",
+    )
+    selftest.add_argument("--markdown", metavar="FILE", help="also write the report as Markdown")
+    selftest.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+
+def _selftest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from conformance.adapters.reference.mutants import CATALOGUE
+    from conformance.selftest import format_markdown, format_table, run_selftest, select_mutants
+
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    try:
+        names = select_mutants(args.mutants)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(f"  .. {line}", file=err, flush=True)
+
+    result = run_selftest(
+        profile=args.profile,
+        full=args.full,
+        jobs=args.jobs,
+        mutants={name: CATALOGUE[name] for name in names},
+        baseline=not args.no_baseline,
+        coverage=not args.mutants,
+        progress=progress,
+    )
+    format_table(result, out)
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as md:
+            format_markdown(result, md)
+        print(f"wrote {args.markdown}", file=err)
+    return EXIT_OK if result.ok else EXIT_FAIL
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,82 @@
+"""The ``expect`` block of a fixture, judged generically.
+
+Fixtures carry an explicit ``expect`` block so other-language projects can
+use ``fixtures/`` without Python. The Python kit checks it too, and
+attributes any mismatch to the fixture's listed rules -- or, when a call's
+expectation names ``rules``, to those only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from conformance.core.model import View
+from conformance.core.rules import Verdict
+from conformance.core.rules._facts import message
+
+__all__ = ["check_expect"]
+
+
+def check_expect(fixture: Mapping[str, Any], trace: Mapping[str, Any]) -> dict[str, list[Verdict]]:
+    expectations = fixture.get("expect") or {}
+    if not expectations:
+        return {}
+    view = View(fixture, trace)
+    listed = list(fixture.get("rules", []))
+    out: dict[str, list[Verdict]] = {rid: [] for rid in listed}
+    by_id = {c.id: c for c in view.calls}
+    for call_id, want in expectations.items():
+        call = by_id.get(call_id)
+        subject = f"expect[{call_id}]"
+        speaks_for = [rid for rid in want.get("rules", listed) if rid in out]
+        if call is not None and call.raised:
+            continue  # the implementation crashed: recorded as an error, not judged as a fail
+        if call is None or not call.returned:
+            for rid in speaks_for:
+                out[rid].append(Verdict(False, subject, "the call returned no result"))
+            continue
+        result = call.result or {}
+        problems: list[str] = []
+        if "isError" in want and call.is_error != want["isError"]:
+            problems.append(f"isError should be {want['isError']}")
+        if want.get("code") is not None and call.code != want["code"]:
+            problems.append(f"error code should be {want['code']}, got {call.code}")
+        if "codeOneOf" in want and call.code not in want["codeOneOf"]:
+            problems.append(f"error code should be one of {want['codeOneOf']}, got {call.code}")
+        if "value" in want and result.get("value") != want["value"]:
+            problems.append(f"value should be {want['value']!r}")
+        if "content" in want and result.get("content") != want["content"]:
+            problems.append("content differs from the expected content")
+        if "bodyEntered" in want and call.body_entered != want["bodyEntered"]:
+            problems.append(f"body {'should' if want['bodyEntered'] else 'should not'} have run")
+        if "finalizerCalls" in want and call.finalizer_calls != want["finalizerCalls"]:
+            expected = want["finalizerCalls"]
+            problems.append(f"finalizeContent ran {call.finalizer_calls}x, expected {expected}")
+        if "resultNotifications" in want:
+            observers = max(1, len(view.listeners("observers", call.spec.get("agent"))))
+            seen = call.notifications / observers
+            if seen != want["resultNotifications"]:
+                problems.append(
+                    f"{seen:g} tools/result notifications, expected {want['resultNotifications']}"
+                )
+        for stage in want.get("stagesEntered", []):
+            if not call.entered(stage) and not (
+                stage == "approval" and any(e.get("stage") == "approval" for e in call.events)
+            ):
+                problems.append(f"stage {stage} should have been entered")
+        for stage in want.get("stagesNotEntered", []):
+            if any(e.get("stage") == stage for e in call.events):
+                problems.append(f"stage {stage} should not have been entered")
+        if "concludesTurn" in want and bool(result.get("concludesTurn")) != want["concludesTurn"]:
+            problems.append(f"concludesTurn should be {want['concludesTurn']}")
+        if (
+            "additionalContexts" in want
+            and result.get("additionalContexts", []) != want["additionalContexts"]
+        ):
+            problems.append("additionalContexts differ from the expected ones")
+        if "messageContains" in want and want["messageContains"] not in message(call):
+            problems.append(f"error.message should mention {want['messageContains']!r}")
+        for rid in speaks_for:
+            out[rid].append(Verdict(not problems, subject, "; ".join(problems)))
+    return out

@@ -1,0 +1,226 @@
+"""Reading a (scenario, trace) pair: the few questions every predicate asks.
+
+:class:`View` joins a scenario with the trace an implementation produced for
+it: each model-direct call with its result and the events recorded for it,
+and the static facts of the set-up (which tools exist, for which scope, which
+listeners apply to which agent). Everything here is derived from data, never
+from running an implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from conformance.core.scenario import mutates_registry
+
+__all__ = ["CallView", "View", "resolve"]
+
+STAGES = (
+    "pre-execute",
+    "approval",
+    "guard",
+    "wrapper",
+    "body",
+    "post-execute",
+    "finalize",
+    "result",
+)
+
+
+def resolve(
+    specs: Iterable[Mapping[str, Any]], name: str, agent: str | None
+) -> Mapping[str, Any] | None:
+    """The spec among active registrations ``specs`` a call of ``name`` from ``agent`` reaches.
+
+    Agent-scoped registrations shadow global ones (DEF-5); the first global wins.
+    """
+    found: Mapping[str, Any] | None = None
+    for spec in specs:
+        if spec["name"] != name:
+            continue
+        scope = spec.get("scope")
+        if (scope is None and found is None) or (scope is not None and scope == agent):
+            found = spec
+    return found
+
+
+@dataclass
+class CallView:
+    """One model-direct call: its spec, its result (if it returned) and its events."""
+
+    spec: Mapping[str, Any]
+    result: Mapping[str, Any] | None
+    raised: str | None  # the action raised or hit the deadline instead of returning
+    events: list[Mapping[str, Any]] = field(default_factory=list)
+    action_index: int = 0
+    batch: bool = False
+
+    @property
+    def id(self) -> str:
+        return str(self.spec["callId"])
+
+    @property
+    def returned(self) -> bool:
+        return self.result is not None
+
+    @property
+    def is_error(self) -> bool:
+        return bool(self.result and self.result.get("isError"))
+
+    @property
+    def code(self) -> str | None:
+        if not self.result or not self.result.get("isError"):
+            return None
+        error = self.result.get("error")
+        info = error.get("info") if isinstance(error, Mapping) else None
+        code = info.get("code") if isinstance(info, Mapping) else None
+        return code if isinstance(code, str) else None
+
+    def entered(self, stage: str, ident: str | None = None) -> list[Mapping[str, Any]]:
+        return [
+            e
+            for e in self.events
+            if e.get("stage") == stage
+            and e.get("at") == "enter"
+            and (ident is None or e.get("id") == ident)
+        ]
+
+    @property
+    def body_entered(self) -> bool:
+        return bool(self.entered("body"))
+
+    @property
+    def finalizer_calls(self) -> int:
+        return len(self.entered("finalize"))
+
+    @property
+    def notifications(self) -> int:
+        """tools/result notifications: one per observer per notification, so divide."""
+        return len(self.entered("result"))
+
+    def stage_order(self) -> list[str]:
+        """Stages in the order they were first entered."""
+        seen: list[str] = []
+        for e in self.events:
+            stage = e.get("stage")
+            if e.get("at") in ("enter", "request") and stage not in seen:
+                seen.append(str(stage))
+        return seen
+
+    def threw(self, *stages: str) -> bool:
+        """Did a callable of one of these stages throw during this call?"""
+        return any(e.get("stage") in stages and e.get("at") == "throw" for e in self.events)
+
+    def exits(self, stage: str) -> list[Mapping[str, Any]]:
+        return [e for e in self.events if e.get("stage") == stage and e.get("at") == "exit"]
+
+    def observations(self, what: str) -> list[Mapping[str, Any]]:
+        return [e for e in self.events if e.get("what") == what and "observed" in e]
+
+
+class View:
+    """A scenario and its trace, joined."""
+
+    def __init__(self, scenario: Mapping[str, Any], trace: Mapping[str, Any]) -> None:
+        self.scenario = scenario
+        self.trace = trace
+
+    @property
+    def mode(self) -> str:
+        return str(self.scenario.get("registry", {}).get("mode", "native"))
+
+    @property
+    def approval_mounted(self) -> bool:
+        return "approval" in self.scenario
+
+    @cached_property
+    def calls(self) -> list[CallView]:
+        """Model-direct calls in action order (batch members included)."""
+        out: list[CallView] = []
+        answers: Sequence[Mapping[str, Any]] = self.trace.get("actions", [])
+        for index, action in enumerate(self.scenario.get("actions", [])):
+            answer = answers[index] if index < len(answers) else {}
+            if "call" in action:
+                out.append(
+                    CallView(
+                        action["call"],
+                        answer.get("result"),
+                        answer.get("raised"),
+                        action_index=index,
+                    )
+                )
+            elif "batch" in action:
+                results = answer.get("results") or []
+                for j, call in enumerate(action["batch"]):
+                    result = results[j] if j < len(results) else None
+                    out.append(
+                        CallView(call, result, answer.get("raised"), action_index=index, batch=True)
+                    )
+        by_id = {c.id: c for c in out}
+        for event in self.trace.get("events", []):
+            call = by_id.get(str(event.get("call")))
+            if call is not None:
+                call.events.append(event)
+        return out
+
+    def call(self, call_id: str) -> CallView:
+        return next(c for c in self.calls if c.id == call_id)
+
+    def answers(self, kind: str) -> Iterator[tuple[int, Mapping[str, Any], Mapping[str, Any]]]:
+        """(index, action, answer) for every action of one kind."""
+        answers = self.trace.get("actions", [])
+        for index, action in enumerate(self.scenario.get("actions", [])):
+            if kind in action and index < len(answers):
+                yield index, action, answers[index]
+
+    # ------------------------------------------------------------ static facts
+
+    @cached_property
+    def tool_specs(self) -> list[Mapping[str, Any]]:
+        return list(self.scenario.get("tools", []))
+
+    def registered_ok(self, key: str) -> bool:
+        """Did the set-up registration of ``key`` succeed (per the trace)?"""
+        return any(r.get("key") == key and r.get("ok") for r in self.trace.get("registrations", []))
+
+    @cached_property
+    def lifecycle_static(self) -> bool:
+        """True when no tool is registered or disposed after set-up."""
+        if any("register" in a or "dispose" in a for a in self.scenario.get("actions", [])):
+            return False
+        return not mutates_registry(self.scenario)
+
+    def visible_tool(self, name: str, agent: str | None) -> Mapping[str, Any] | None:
+        """The tool spec a model-direct call from ``agent`` resolves to, for a static set-up.
+
+        Agent-scoped registrations shadow global ones (DEF-5); only tools whose
+        set-up registration succeeded count. Under mode ``code`` no native tool
+        is directly callable (CODE-1). ``run_code`` is not a scenario tool.
+        """
+        if self.mode == "code":
+            return None
+        return self.catalog_tool(name, agent)
+
+    def catalog_tool(self, name: str, agent: str | None) -> Mapping[str, Any] | None:
+        """The tool spec ``agent`` can reach (directly or from a program), static set-up."""
+        return resolve(
+            (
+                spec
+                for spec in self.tool_specs
+                if spec.get("registered", True)
+                and self.registered_ok(spec.get("key", spec["name"]))
+            ),
+            name,
+            agent,
+        )
+
+    def listeners(self, key: str, agent: str | None) -> list[Mapping[str, Any]]:
+        """Listeners of a stage that apply to ``agent``'s calls (PRE-8, GUARD-3)."""
+        return [
+            e
+            for e in self.scenario.get(key, [])
+            if e.get("scope") is None or e.get("scope") == agent
+        ]

@@ -1,0 +1,284 @@
+"""CONC -- concurrency classification and the batch scheduler."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from hypothesis import strategies as st
+
+from conformance.core import strategies as s
+from conformance.core.model import CallView, View
+from conformance.core.rules import focus
+from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule, untested
+from conformance.core.rules._facts import args_valid, arguments_of, event_index, first_terminal
+
+
+def _static_before(view: View, index: int) -> bool:
+    """Do the set-up registrations alone decide visibility at action ``index``?"""
+    if view.lifecycle_static:
+        return True
+    if any("schemas" not in action for action in view.scenario.get("actions", [])[:index]):
+        return False
+    keys = [r.get("key") for r in view.trace.get("registrations", [])]
+    return len(keys) == len(set(keys))
+
+
+def expected_mode(view: View, call: Mapping[str, Any]) -> str | None:
+    """CONC-1's answer for a model-direct call under a static set-up; None when undecidable."""
+    spec = view.visible_tool(str(call["name"]), call.get("agent"))
+    if spec is None or "isConcurrencySafe" not in spec:
+        return "exclusive"
+    valid = args_valid(spec, arguments_of(call))
+    if valid is None:
+        return None
+    if not valid:
+        return "exclusive"
+    verdict = first_terminal(spec["isConcurrencySafe"])
+    if verdict is None:
+        return None
+    kind, value = verdict
+    return "parallel" if kind == "return" and value is True else "exclusive"
+
+
+@rule("CONC-1", "Exclusive by default")
+def CONC_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """executionMode is parallel only when the visible classifier returns exactly true for valid
+    args."""
+    view = View(scenario, trace)
+    for index, action, answer in view.answers("executionMode"):
+        if "mode" not in answer or not _static_before(view, index):
+            continue
+        call = action["executionMode"]
+        wanted = expected_mode(view, call)
+        if wanted is None:
+            continue
+        yield expect(
+            answer["mode"] == wanted,
+            f"executionMode({call['callId']})",
+            f"executionMode must be {wanted} (parallel only for a visible tool whose "
+            "isConcurrencySafe returns "
+            f"exactly true on valid arguments), got {answer['mode']}",
+        )
+
+
+def _body_interval(view: View, call: CallView) -> tuple[int, int] | None:
+    enter = call.entered("body")
+    if not enter:
+        return None
+    ends = [e for e in call.events if e.get("stage") == "body" and e.get("at") in ("exit", "throw")]
+    end = event_index(view, ends[-1]) if ends else len(view.trace.get("events", []))
+    return event_index(view, enter[0]), end
+
+
+_POLICY_STAGES = ("pre-execute", "approval", "guard")
+
+
+def _policy_span(view: View, call: CallView) -> tuple[int, int] | None:
+    """(first, last) trace index of the call's policy events (pre-execute, approval, guards)."""
+    found = [event_index(view, e) for e in call.events if e.get("stage") in _POLICY_STAGES]
+    return (min(found), max(found)) if found else None
+
+
+def _barrier_parties(view: View, name: str) -> set[int]:
+    return {
+        int(step["barrier"]["parties"])
+        for spec in view.tool_specs
+        for step in spec.get("execute", [])
+        if "barrier" in step and step["barrier"].get("name") == name
+    }
+
+
+@rule("CONC-2", "Scheduler")
+def CONC_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """Parallel runs overlap (bounded), exclusive calls run alone, policy and results keep model
+    order."""
+    view = View(scenario, trace)
+    if not view.lifecycle_static:
+        return
+    for index, action, answer in view.answers("batch"):
+        results = answer.get("results")
+        if not isinstance(results, list):
+            continue
+        members = [c for c in view.calls if c.action_index == index]
+        modes = [expected_mode(view, c.spec) for c in members]
+        if any(m is None for m in modes):
+            continue
+        problems: list[str] = []
+        # results in model order: result j is what was published for call j
+        for j, call in enumerate(members):
+            notified = call.entered("result")
+            if notified and j < len(results) and notified[0].get("observed") != results[j]:
+                problems.append(f"result {j} is not the result published for {call.id}")
+        # policy in model order: one call's policy stages end before the next call's begin
+        spans = [(j, span) for j, c in enumerate(members) if (span := _policy_span(view, c))]
+        firsts = sorted((span[0], j) for j, span in spans)
+        order = [j for _, j in firsts]
+        if order != sorted(order):
+            problems.append(
+                f"pre-execute ran in the order {[members[j].id for j in order]}, not model order"
+            )
+        else:
+            for (a, span_a), (b, span_b) in itertools.pairwise(spans):
+                if span_b[0] < span_a[1]:
+                    problems.append(
+                        f"the policy stages of {members[b].id} began before those of "
+                        f"{members[a].id} settled (only bodies may overlap)"
+                    )
+        # an exclusive body runs alone
+        intervals = {c.id: _body_interval(view, c) for c in members}
+        for call, mode in zip(members, modes, strict=True):
+            mine = intervals[call.id]
+            if mode != "exclusive" or mine is None:
+                continue
+            overlapping = [
+                other
+                for other, span in intervals.items()
+                if other != call.id and span is not None and span[0] < mine[1] and mine[0] < span[1]
+            ]
+            if overlapping:
+                problems.append(f"exclusive {call.id}'s body overlapped {overlapping}")
+        # the pool is bounded: never more than maxParallel bodies at once
+        limit = action.get("maxParallel")
+        spans_open = [span for span in intervals.values() if span is not None]
+        widest = max(
+            (sum(1 for o in spans_open if o[0] <= span[0] < o[1]) for span in spans_open),
+            default=0,
+        )
+        if isinstance(limit, int) and widest > limit:
+            problems.append(f"{widest} bodies ran at once, more than maxParallel {limit}")
+        # consecutive parallel bodies overlap: a barrier sized to the group (<= maxParallel) is met
+        group_of: dict[str, int] = {}
+        group = 0
+        for call, mode in zip(members, modes, strict=True):
+            if mode == "parallel":
+                group_of[call.id] = group
+            else:
+                group += 1
+        barrier_events = [
+            e for e in view.trace.get("events", []) if "barrier" in e and e.get("stage") == "body"
+        ]
+        for name in sorted(
+            {str(e["barrier"]) for e in barrier_events if e.get("call") in group_of}
+        ):
+            arrivals = [e for e in barrier_events if e["barrier"] == name]
+            parties = _barrier_parties(view, name)
+            groups = {group_of.get(str(e.get("call")), -1) for e in arrivals}
+            if limit is None or len(parties) != 1 or len(groups) != 1 or -1 in groups:
+                continue
+            (p,) = parties
+            if p > limit or len(arrivals) < p:
+                continue
+            if not all(e.get("met") for e in arrivals):
+                problems.append(
+                    f"parallel bodies meeting barrier {name!r} ({p} parties, maxParallel {limit}) "
+                    "did not overlap"
+                )
+        yield expect(not problems, f"batch@{index}", "; ".join(problems))
+
+
+untested(
+    "CONC-3",
+    "Concurrent-safety obligations",
+    "an obligation on tool authors (no mutation of parent-owned state, race tolerance); "
+    "the registry's part is CONC-1 and CONC-2",
+)
+
+
+# --------------------------------------------------------------- focus
+
+CLASSIFIERS: st.SearchStrategy[list[dict[str, Any]] | None] = st.sampled_from(
+    [
+        None,
+        [{"return": True}],
+        [{"return": True}],
+        [{"return": 1}],
+        [{"return": "true"}],
+        [{"return": {}}],
+        [{"return": False}],
+        [{"return": None}],
+        [{"throw": "classifier broke"}],
+        [{"observe": "arguments"}, {"return": True}],
+    ]
+)
+
+
+@st.composite
+def _mode_scenarios(draw: st.DrawFn) -> s.Scenario:
+    tool = s.tool("t", [{"return": "ok"}])
+    classifier = draw(CLASSIFIERS)
+    if classifier is not None:
+        tool["isConcurrencySafe"] = classifier
+    if draw(st.booleans()):
+        tool["parameters"] = {
+            "type": "object",
+            "required": ["path"],
+            "properties": {"path": {"type": "string"}},
+        }
+    extra: dict[str, Any] = {}
+    if draw(st.integers(0, 4)) == 0:
+        tool["scope"] = draw(st.sampled_from(["main", "helper"]))
+    if draw(st.integers(0, 5)) == 0:
+        extra["registry"] = {"mode": draw(st.sampled_from(["code", "both"]))}
+    queries = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["t", "t", "missing"]),
+                st.sampled_from(
+                    [
+                        {},
+                        {"path": "a"},
+                        {"path": 1},
+                        {"path": {"$special": "nan"}},
+                    ]
+                ),
+                s.AGENTS,
+            ),
+            min_size=1,
+            max_size=3,
+        )
+    )
+    actions = [
+        {"executionMode": s.call(f"q{i}", name, args, **({"agent": agent} if agent else {}))}
+        for i, (name, args, agent) in enumerate(queries)
+    ]
+    return s.scenario("generated/CONC-1", [tool], actions, **extra)
+
+
+@st.composite
+def _batch_scenarios(draw: st.DrawFn) -> s.Scenario:
+    before, size, after = draw(st.integers(0, 2)), draw(st.integers(1, 3)), draw(st.integers(0, 2))
+    limit = draw(st.integers(1, 4))
+    parties = min(size, limit)
+    barrier = {"barrier": {"name": "group", "parties": parties}}
+    safe = s.tool(
+        "safe",
+        [{"yield": 2}, barrier, {"yield": 3}, {"return": "parallel"}],
+        isConcurrencySafe=[{"return": True}],
+    )
+    # parallel too, but done sooner after the barrier: completion order differs from model order
+    quick = s.tool(
+        "quick", [{"yield": 2}, barrier, {"return": "quick"}], isConcurrencySafe=[{"return": True}]
+    )
+    serial = s.tool(
+        "serial",
+        [{"yield": 3}, {"return": "exclusive"}],
+        isConcurrencySafe=draw(
+            st.sampled_from([[{"return": 1}], [{"return": False}], [{"throw": "no"}]])
+        ),
+    )
+    group = draw(st.lists(st.sampled_from(["safe", "quick"]), min_size=size, max_size=size))
+    names = ["serial"] * before + group + ["serial"] * after
+    batch = [s.call(f"c{i}", name, {"path": str(i)}) for i, name in enumerate(names)]
+    return s.scenario(
+        "generated/CONC-2",
+        [safe, quick, serial],
+        [{"batch": batch, "maxParallel": limit}],
+        preExecute=[s.listener("policy", [{"delegate": True}])],
+        observers=[s.listener("observer", [])],
+    )
+
+
+focus("CONC-1", _mode_scenarios())
+focus("CONC-2", _batch_scenarios(), "scheduler")

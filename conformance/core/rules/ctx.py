@@ -1,0 +1,166 @@
+"""CTX -- two cross-call mechanisms: deferred context and concluding the turn."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from hypothesis import strategies as st
+
+from conformance.core import strategies as s
+from conformance.core.model import CallView, View
+from conformance.core.rules import focus
+from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._facts import (
+    content_blocks,
+    executed,
+    finalizer_threw,
+    has_special,
+    resolved_spec,
+    step_kinds,
+)
+
+
+def _body_settled(call: CallView) -> bool:
+    return any(e.get("stage") == "body" and e.get("at") in ("exit", "throw") for e in call.events)
+
+
+def _post_blocked_or_failed(call: CallView) -> bool:
+    for e in call.events:
+        if e.get("stage") != "post-execute":
+            continue
+        if e.get("at") == "throw":
+            return True
+        returned = e.get("returned")
+        if (
+            e.get("at") == "exit"
+            and isinstance(returned, Mapping)
+            and returned.get("kind") == "block"
+        ):
+            return True
+    return False
+
+
+@rule("CTX-1", "Deferred context")
+def CTX_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """Deferred contexts ride the execution's own result, in call order -- even after a throw or
+    abort."""
+    view = View(scenario, trace)
+    for call in view.calls:
+        if not call.returned or not call.body_entered or not _body_settled(call):
+            continue
+        spec = resolved_spec(view, call)
+        if spec is None:
+            continue
+        deferred = [
+            step["deferContext"]
+            for step in executed(spec["execute"], special_defer_raises=False)
+            if "deferContext" in step
+        ]
+        if not deferred or has_special(deferred) or _post_blocked_or_failed(call):
+            continue
+        if finalizer_threw(call):  # FIN-4: what is published then is the registry's choice
+            continue
+        got = (call.result or {}).get("additionalContexts", [])
+        yield expect(
+            isinstance(got, list) and got[: len(deferred)] == deferred,
+            call.id,
+            f"the body deferred {deferred!r}; they must ride this result's additionalContexts in "
+            "call order "
+            f"(isError={call.is_error}, code={call.code}), got {got!r}",
+        )
+
+
+@rule("CTX-2", "Concluding the turn")
+def CTX_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """concludeTurn marks a success concludesTurn: true; a failure never carries the mark."""
+    view = View(scenario, trace)
+    for call in view.calls:
+        if not call.returned or not call.body_entered or call.result is None:
+            continue
+        spec = resolved_spec(view, call)
+        if spec is None:
+            continue
+        before = executed(spec["execute"], special_defer_raises=False)
+        if "concludeTurn" not in step_kinds(before):
+            continue
+        result = call.result
+        if call.is_error:
+            yield expect(
+                "concludesTurn" not in result,
+                call.id,
+                f"a failure (code={call.code}) must never carry concludesTurn, even though the "
+                "body concluded",
+            )
+            continue
+        returned = any(e.get("stage") == "body" and e.get("at") == "exit" for e in call.events)
+        wrappers = view.listeners("wrappers", call.spec.get("agent"))
+        if not returned or any("return" in step for w in wrappers for step in w["steps"]):
+            continue  # the success may not be the body's own
+        yield expect(
+            result.get("concludesTurn") is True,
+            call.id,
+            "the body called concludeTurn and the call succeeded: the result must carry "
+            "concludesTurn: true",
+        )
+
+
+# --------------------------------------------------------------- focus
+
+TEXTS = st.lists(st.sampled_from(["first", "second", "third"]), min_size=1, max_size=3)
+CONTEXTS: st.SearchStrategy[list[dict[str, Any]]] = TEXTS.map(
+    lambda texts: [{"deferContext": {"role": "user", "content": t}} for t in texts]
+)
+ENDINGS: st.SearchStrategy[list[dict[str, Any]]] = st.sampled_from(
+    [
+        [{"return": "ok"}],
+        [{"throw": "body failed"}],
+        [{"abort": True}, {"return": "ok"}],
+        [{"abort": True}, {"throw": "body failed"}],
+        [{"return": 1}],  # violates a string output schema when drawn with one
+    ]
+)
+POST: st.SearchStrategy[list[dict[str, Any]] | None] = st.sampled_from(
+    [
+        None,
+        [{"delegate": True}],
+        [
+            {
+                "return": {
+                    "kind": "accept",
+                    "additionalContexts": [{"role": "user", "content": "post"}],
+                }
+            }
+        ],
+        [{"return": {"kind": "accept", "content": content_blocks("replaced")}}],
+        [{"return": {"kind": "block", "feedback": content_blocks("blocked")}}],
+    ]
+)
+WRAPPERS: st.SearchStrategy[list[dict[str, Any]] | None] = st.sampled_from(
+    [None, [{"delegate": True}], [{"callNext": True}, {"throw": "wrapper failed"}]]
+)
+
+
+@st.composite
+def _context_scenarios(draw: st.DrawFn, conclude: bool) -> s.Scenario:
+    body: list[dict[str, Any]] = list(draw(CONTEXTS))
+    if conclude:
+        body.insert(draw(st.integers(0, len(body))), {"concludeTurn": True})
+    body += draw(ENDINGS)
+    tool = s.tool("t", body)
+    if draw(st.booleans()):
+        tool["output"] = {"schema": {"type": "string"}, "render": "text"}
+    extra: dict[str, Any] = {"observers": [s.listener("observer", [])]}
+    post, wrapper = draw(POST), draw(WRAPPERS)
+    if post is not None:
+        extra["postExecute"] = [s.listener("post", post)]
+    if wrapper is not None:
+        extra["wrappers"] = [s.listener("wrap", wrapper)]
+    calls = [{"call": s.call("c0", "t", {}, agent=draw(s.AGENTS))}]
+    if draw(st.booleans()):
+        calls.append({"call": s.call("c1", "t", {"path": "b"})})
+    return s.scenario("generated/CTX", [tool], calls, **extra)
+
+
+focus("CTX-1", _context_scenarios(False))
+focus("CTX-2", _context_scenarios(True))

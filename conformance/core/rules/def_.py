@@ -1,0 +1,698 @@
+"""DEF -- the three layers of a tool definition."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+from jsonschema.validators import Draft202012Validator
+
+from conformance.core import strategies as s
+from conformance.core.model import CallView, View
+from conformance.core.rules import focus
+from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._facts import (
+    UNKNOWN_TOOL,
+    args_valid,
+    may_abort,
+    mutates_registry,
+    resolve,
+)
+
+RUN_CODE = "run_code"
+MODEL_VISIBLE = frozenset({"name", "description", "parameters"})
+# Host-only and presentation fields (DEF-1), in the spec's and in snake_case spelling.
+HIDDEN_FIELDS = frozenset(
+    {
+        "execute",
+        "output",
+        "finalizeContent",
+        "finalize_content",
+        "timeoutMs",
+        "timeout_ms",
+        "isConcurrencySafe",
+        "is_concurrency_safe",
+        "presentCall",
+        "present_call",
+        "presentResult",
+        "present_result",
+        "presentationMeta",
+        "presentation_meta",
+        "render",
+        "schema",
+    }
+)
+
+
+def _host_objects(value: Any) -> bool:
+    """Does a JSON answer hold a host object (a function, a callable, ...) anywhere?"""
+    if isinstance(value, Mapping):
+        if value.get("$special") in ("host-object", "function"):
+            return True
+        return any(_host_objects(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_host_objects(v) for v in value)
+    return False
+
+
+def _listings(view: View) -> Iterator[tuple[str, Mapping[str, Any], list[Any]]]:
+    """(subject, schemas action, entries) for every schemas answer and its re-read."""
+    for index, action, answer in view.answers("schemas"):
+        scope = action["schemas"].get("scope")
+        for part in ("schemas", "after"):
+            if isinstance(answer.get(part), list):
+                yield (
+                    f"schemas({scope}) [action {index}{', after' if part == 'after' else ''}]",
+                    action,
+                    answer[part],
+                )
+
+
+# ------------------------------------------------------------------- DEF-1
+
+
+@rule("DEF-1", "Three layers")
+def DEF_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """Host-only and presentation layers never reach the model-visible schemas."""
+    view = View(scenario, trace)
+    for subject, _, entries in _listings(view):
+        leaked = sorted(
+            {str(k) for e in entries if isinstance(e, Mapping) for k in e if k in HIDDEN_FIELDS}
+        )
+        hosts = [e.get("name") for e in entries if isinstance(e, Mapping) and _host_objects(e)]
+        yield expect(
+            not leaked and not hosts,
+            subject,
+            "model-visible schemas must carry no host-only or presentation field: "
+            f"found fields {leaked} and host objects in entries {hosts}",
+        )
+
+
+@st.composite
+def _layered_tools(draw: st.DrawFn) -> s.Scenario:
+    names = draw(st.lists(s.NAMES, min_size=1, max_size=2, unique=True))
+    tools = []
+    for name in names:
+        tool = s.tool(name, [{"return": "ok"}])
+        optional: dict[str, Any] = {
+            "finalizeContent": [{"return": None}],
+            "isConcurrencySafe": [{"return": True}],
+            "timeoutMs": draw(st.sampled_from([1000, 30000, 0.5])),
+            "presentCall": "args",
+            "presentResult": "call",
+        }
+        for key, value in optional.items():
+            if draw(st.integers(0, 3)):
+                tool[key] = value
+        if draw(st.booleans()):
+            tool["scope"] = "main"
+            tool["key"] = f"{name}@main"
+        tools.append(tool)
+    scopes = draw(st.lists(s.AGENTS, min_size=1, max_size=2))
+    return s.scenario(
+        "generated/DEF-1",
+        tools,
+        [{"schemas": {"scope": scope} if scope else {}} for scope in scopes]
+        + [{"call": s.call("c0", names[0], {}, agent=scopes[0])}],
+    )
+
+
+focus("DEF-1", _layered_tools(), "scopes")
+
+
+# ------------------------------------------------------------------- DEF-2
+
+
+@rule("DEF-2", "Whitelisted model-visible schemas")
+def DEF_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """Each entry has exactly name, description, parameters; schemas are copies."""
+    view = View(scenario, trace)
+    for index, action, answer in view.answers("schemas"):
+        entries = answer.get("schemas")
+        if not isinstance(entries, list):
+            continue
+        scope = action["schemas"].get("scope")
+        problems: list[str] = []
+        for entry in entries:
+            if not isinstance(entry, Mapping):
+                problems.append(f"entry {entry!r} is not an object")
+                continue
+            keys = set(entry)
+            if keys != MODEL_VISIBLE:
+                problems.append(f"entry {entry.get('name')!r} has keys {sorted(keys)}")
+            name = entry.get("name")
+            spec = (
+                view.catalog_tool(str(name), scope)
+                if view.lifecycle_static and name != RUN_CODE
+                else None
+            )
+            if spec is None:
+                continue
+            if "description" in spec and entry.get("description") != spec["description"]:
+                problems.append(f"entry {name!r} has description {entry.get('description')!r}")
+            if "parameters" in spec and entry.get("parameters") != spec["parameters"]:
+                problems.append(f"entry {name!r} has parameters {entry.get('parameters')!r}")
+        if (
+            "mutate" in action
+            and isinstance(answer.get("after"), list)
+            and answer["after"] != entries
+        ):
+            problems.append(
+                f"mutating the returned schemas at {action['mutate']['path']} changed what "
+                "schemas() returns next (not a copy)"
+            )
+        yield expect(
+            not problems,
+            f"schemas({scope}) [action {index}]",
+            "schemas() must build copies by whitelist (exactly name, description, parameters): "
+            + "; ".join(problems),
+        )
+
+
+EXTRA_FIELDS = st.dictionaries(
+    st.sampled_from(["x-owner", "annotations", "strict", "cacheTtl", "permissions", "examples"]),
+    s.json_values(1),
+    min_size=1,
+    max_size=3,
+)
+MUTATION_PATHS = [
+    [0, "name"],
+    [0, "description"],
+    [0, "parameters", "type"],
+    [0, "parameters", "properties", "path", "type"],
+    [0, "parameters", "required"],
+    [0, "injected"],
+]
+
+
+@st.composite
+def _whitelist_scenarios(draw: st.DrawFn) -> s.Scenario:
+    names = draw(st.lists(s.NAMES, min_size=1, max_size=2, unique=True))
+    tools = []
+    for name in names:
+        tool = s.tool(
+            name,
+            [{"return": "ok"}],
+            parameters={
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+            },
+            extra=draw(EXTRA_FIELDS),
+        )
+        if draw(st.booleans()):
+            tool["presentCall"] = "args"
+            tool["timeoutMs"] = 5000
+        tools.append(tool)
+    mutate = {
+        "path": draw(st.sampled_from(MUTATION_PATHS)),
+        "value": draw(st.sampled_from(["mutated", 7, None])),
+    }
+    actions: list[dict[str, Any]] = [{"schemas": {}, "mutate": mutate}]
+    if draw(st.booleans()):
+        actions.append({"schemas": {}})
+    if draw(st.booleans()):
+        actions.append({"call": s.call("c0", names[0], {"path": "a"})})
+    return s.scenario("generated/DEF-2", tools, actions)
+
+
+focus("DEF-2", _whitelist_scenarios())
+
+
+# ------------------------------------------------------------------- DEF-3 / DEF-4 / DEF-5 / DEF-6
+
+
+def _output_complete(spec: Mapping[str, Any]) -> bool:
+    output = spec.get("output")
+    return isinstance(output, Mapping) and "schema" in output and "render" in output
+
+
+def timeout_form(spec: Mapping[str, Any]) -> str:
+    """``absent``, ``valid`` (a positive finite number), ``invalid``, or ``ambiguous`` (null)."""
+    if "timeoutMs" not in spec:
+        return "absent"
+    value = spec["timeoutMs"]
+    if value is None:
+        return "ambiguous"  # "omitted" in a language with undefined; never premised on
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "invalid"
+    return "valid" if value > 0 and math.isfinite(value) else "invalid"
+
+
+def clearly_valid(spec: Mapping[str, Any]) -> bool:
+    """Nothing in the definition is a reason to refuse it (other than name collisions)."""
+    if (
+        spec["name"] == RUN_CODE
+        or not _output_complete(spec)
+        or timeout_form(spec) not in ("absent", "valid")
+    ):
+        return False
+    try:
+        Draft202012Validator.check_schema(spec.get("parameters", {"type": "object"}))
+        Draft202012Validator.check_schema(spec["output"]["schema"])
+    except Exception:
+        return False
+    return not any(
+        k in spec.get("extra", {})
+        for k in ("name", "description", "parameters", "execute", "output")
+    )
+
+
+@dataclass
+class Registration:
+    key: str
+    spec: Mapping[str, Any]
+    ok: bool | None  # None: the trace does not say
+    subject: str
+
+
+@dataclass
+class Walk:
+    """The scenario's lifecycle, replayed from the trace's registration outcomes."""
+
+    setup: list[Registration] = field(default_factory=list)
+    steps: list[
+        tuple[int, Mapping[str, Any], Mapping[str, Any], dict[str, Mapping[str, Any]], set[str]]
+    ] = field(
+        default_factory=list
+    )  # (action index, action, answer, active registrations before it, names disposed so far)
+    registrations: list[tuple[Registration, dict[str, Mapping[str, Any]]]] = field(
+        default_factory=list
+    )
+
+
+def walk(view: View) -> Walk | None:
+    if mutates_registry(view.scenario):  # scripts change the registry mid-call: no replay
+        return None
+    specs = {t.get("key", t["name"]): t for t in view.tool_specs}
+    out = Walk()
+    outcomes: dict[str, bool] = {}
+    for entry in view.trace.get("registrations", []):
+        outcomes.setdefault(str(entry.get("key")), bool(entry.get("ok")))
+    active: dict[str, Mapping[str, Any]] = {}
+    for key, spec in specs.items():
+        if not spec.get("registered", True):
+            continue
+        registration = Registration(key, spec, outcomes.get(key), f"register {key}")
+        out.setup.append(registration)
+        out.registrations.append((registration, dict(active)))
+        if registration.ok:
+            active[key] = spec
+    disposed: set[str] = set()
+    answers = view.trace.get("actions", [])
+    for index, action in enumerate(view.scenario.get("actions", [])):
+        answer = answers[index] if index < len(answers) else {}
+        out.steps.append((index, action, answer, dict(active), set(disposed)))
+        if "register" in action and action["register"] in specs:
+            key = action["register"]
+            ok = answer.get("ok") if isinstance(answer.get("ok"), bool) else None
+            registration = Registration(key, specs[key], ok, f"register {key} [action {index}]")
+            out.registrations.append((registration, dict(active)))
+            if ok and key not in active:
+                active[key] = specs[key]
+        elif "dispose" in action and action["dispose"] in active:
+            disposed.add(str(active.pop(action["dispose"])["name"]))
+    return out
+
+
+def _no_policy(scenario: Scenario) -> bool:
+    return not any(
+        scenario.get(k) for k in ("preExecute", "guards", "wrappers", "postExecute")
+    ) and not scenario.get("timeoutPolicy")
+
+
+def _simple_value(spec: Mapping[str, Any]) -> tuple[bool, Any]:
+    """(True, V) when the body just returns a value its output schema accepts."""
+    steps = spec.get("execute", [])
+    if len(steps) != 1 or "return" not in steps[0]:
+        return False, None
+    value = steps[0]["return"]
+    try:
+        ok = Draft202012Validator(spec["output"]["schema"]).is_valid(value)
+    except Exception:
+        return False, None
+    return ok, value
+
+
+def _call_of(action: Mapping[str, Any], answer: Mapping[str, Any]) -> CallView | None:
+    if "call" not in action:
+        return None
+    return CallView(action["call"], answer.get("result"), answer.get("raised"))
+
+
+# ------------------------------------------------------------------- DEF-3
+
+
+@rule("DEF-3", "Mandatory output declaration")
+def DEF_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """Registering without output.schema and output.render fails at registration."""
+    view = View(scenario, trace)
+    lifecycle = walk(view)
+    if lifecycle is None:
+        return
+    for registration, _ in lifecycle.registrations:
+        if _output_complete(registration.spec) or registration.ok is None:
+            continue
+        yield expect(
+            registration.ok is False,
+            registration.subject,
+            f"a definition whose output is {registration.spec.get('output', 'missing')!r} "
+            "(no schema and render) must be refused at registration, but it was accepted",
+        )
+
+
+@st.composite
+def _output_scenarios(draw: st.DrawFn) -> s.Scenario:
+    names = draw(st.lists(s.NAMES, min_size=1, max_size=3, unique=True))
+    variants: list[dict[str, Any] | None] = [
+        None,
+        {},
+        {"schema": {"type": "string"}},
+        {"render": "text"},
+        {"presentationMeta": "value"},
+        {"schema": {}, "render": "json"},
+    ]
+    tools = []
+    for name in names:
+        tool = s.tool(name, [{"return": "ok"}])
+        output = draw(st.sampled_from(variants))
+        if output is None:
+            del tool["output"]
+        else:
+            tool["output"] = output
+        if draw(st.integers(0, 3)) == 0:
+            tool["registered"] = False
+        tools.append(tool)
+    actions: list[dict[str, Any]] = [
+        {"register": t["name"]} for t in tools if t.get("registered") is False
+    ]
+    actions += [{"call": s.call(f"c{i}", t["name"], {})} for i, t in enumerate(tools)]
+    return s.scenario("generated/DEF-3", tools, actions)
+
+
+focus("DEF-3", _output_scenarios())
+
+
+# ------------------------------------------------------------------- DEF-4
+
+
+@rule("DEF-4", "Cooperative timeoutMs")
+def DEF_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """timeoutMs: validated at registration; omitted means no deadline; never registry-enforced."""
+    view = View(scenario, trace)
+    lifecycle = walk(view)
+    if lifecycle is None:
+        return
+    for registration, active in lifecycle.registrations:
+        form = timeout_form(registration.spec)
+        if form in ("absent", "ambiguous") or registration.ok is None:
+            continue
+        if form == "invalid":
+            yield expect(
+                registration.ok is False,
+                registration.subject,
+                f"timeoutMs {registration.spec['timeoutMs']!r} is not a positive finite number; "
+                "registration must fail, but it was accepted",
+            )
+            continue
+        layer = registration.spec.get("scope")
+        clash = any(
+            s.get("scope") == layer and s["name"] == registration.spec["name"]
+            for s in active.values()
+        )
+        if clearly_valid(registration.spec) and not clash:
+            yield expect(
+                registration.ok is True,
+                registration.subject,
+                f"timeoutMs {registration.spec['timeoutMs']!r} is a positive finite number; "
+                "registration must accept it, but it was refused",
+            )
+    if view.mode == "code" or may_abort(scenario) or scenario.get("wrappers"):
+        return
+    policy = bool(scenario.get("timeoutPolicy"))
+    for _, action, answer, active, _ in lifecycle.steps:
+        call = _call_of(action, answer)
+        if call is None or not call.returned:
+            continue
+        spec = resolve(active.values(), str(call.spec["name"]), call.spec.get("agent"))
+        if spec is None or args_valid(spec, call.spec.get("arguments", {})) is not True:
+            continue
+        form = timeout_form(spec)
+        if form == "absent" and policy:
+            why = "timeoutMs is omitted (no deadline) although the timeout policy is installed"
+        elif form == "valid" and not policy:
+            why = "the registry itself must not enforce timeoutMs (no timeout policy is installed)"
+        else:
+            continue
+        call.events = [e for e in trace.get("events", []) if e.get("call") == call.id]
+        aborted = [
+            e
+            for e in call.events
+            if e.get("stage") == "body"
+            and e.get("what") == "signal"
+            and (e.get("observed") or {}).get("aborted")
+        ]
+        yield expect(
+            call.code != "TOOL_TIMEOUT" and not aborted,
+            call.id,
+            f"{why}, but the call timed out or its body saw an aborted signal (code={call.code})",
+        )
+
+
+@st.composite
+def _timeout_scenarios(draw: st.DrawFn) -> s.Scenario:
+    values = st.sampled_from(
+        [
+            0,
+            -1,
+            -0.5,
+            "100",
+            True,
+            [100],
+            {"$special": "nan"},
+            {"$special": "infinity"},
+            {"$special": "negative-infinity"},
+            0.001,
+            0.01,
+            1,
+            250,
+            1e9,
+        ]
+    )
+    names = draw(st.lists(s.NAMES, min_size=1, max_size=3, unique=True))
+    tools = []
+    for name in names:
+        body: list[dict[str, Any]] = [
+            {"yield": draw(st.integers(1, 30))},
+            {"observe": "signal"},
+            {"return": "done"},
+        ]
+        tool = s.tool(name, body)
+        if draw(st.integers(0, 3)):
+            tool["timeoutMs"] = draw(values)
+        tools.append(tool)
+    fields: dict[str, Any] = {}
+    if draw(st.booleans()):
+        fields["timeoutPolicy"] = True
+    return s.scenario(
+        "generated/DEF-4",
+        tools,
+        [{"call": s.call(f"c{i}", t["name"], {})} for i, t in enumerate(tools)],
+        **fields,
+    )
+
+
+focus("DEF-4", _timeout_scenarios(), "timeout-policy")
+
+
+# ------------------------------------------------------------------- DEF-5
+
+
+@rule("DEF-5", "Unique names per layer, scoped shadowing")
+def DEF_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """A duplicate in one layer is refused; an agent-scoped tool shadows a global one."""
+    view = View(scenario, trace)
+    lifecycle = walk(view)
+    if lifecycle is None:
+        return
+    for registration, active in lifecycle.registrations:
+        if registration.ok is None:
+            continue
+        spec = registration.spec
+        layer = spec.get("scope")
+        same = [s for s in active.values() if s.get("scope") == layer and s["name"] == spec["name"]]
+        where = "globally" if layer is None else f"for agent {layer!r}"
+        if same:
+            yield expect(
+                registration.ok is False,
+                registration.subject,
+                f"{spec['name']!r} is already registered {where}; a duplicate must be refused",
+            )
+        elif (
+            layer is not None
+            and clearly_valid(spec)
+            and resolve(active.values(), spec["name"], None) is not None
+        ):
+            yield expect(
+                registration.ok is True,
+                registration.subject,
+                f"registering {spec['name']!r} {where} over a global tool must succeed (shadowing)",
+            )
+    if view.mode == "code":
+        return
+    plain = _no_policy(scenario) and not may_abort(scenario)
+    for index, action, answer, active, _ in lifecycle.steps:
+        shadowed = {s["name"] for s in active.values() if s.get("scope") is not None} & {
+            s["name"] for s in active.values() if s.get("scope") is None
+        }
+        if not shadowed:
+            continue
+        call = _call_of(action, answer)
+        if call is not None and call.returned and call.spec["name"] in shadowed and plain:
+            target = resolve(active.values(), str(call.spec["name"]), call.spec.get("agent"))
+            simple, value = _simple_value(target) if target is not None else (False, None)
+            if (
+                target is not None
+                and simple
+                and args_valid(target, call.spec.get("arguments", {})) is True
+            ):
+                got = (call.result or {}).get("value")
+                yield expect(
+                    not call.is_error and got == value,
+                    call.id,
+                    f"a call from agent {call.spec.get('agent')!r} must run the "
+                    f"{'scoped' if target.get('scope') else 'global'} {call.spec['name']!r} "
+                    f"(value {value!r}), got isError={call.is_error}, value={got!r}",
+                )
+        if "schemas" in action and isinstance(answer.get("schemas"), list):
+            scope = action["schemas"].get("scope")
+            problems = []
+            for entry in answer["schemas"]:
+                if not isinstance(entry, Mapping) or entry.get("name") not in shadowed:
+                    continue
+                shown = resolve(active.values(), str(entry["name"]), scope)
+                if (
+                    shown is not None
+                    and "description" in shown
+                    and entry.get("description") != shown["description"]
+                ):
+                    problems.append(
+                        f"{entry['name']!r} is described as {entry.get('description')!r}"
+                    )
+            yield expect(
+                not problems,
+                f"schemas({scope}) [action {index}]",
+                f"schemas({scope}) must show the definitions that scope resolves (shadowing): "
+                + "; ".join(problems),
+            )
+
+
+@st.composite
+def _layer_scenarios(draw: st.DrawFn) -> s.Scenario:
+    name = draw(s.NAMES)
+    layers = draw(st.lists(st.sampled_from([None, None, "main", "helper"]), min_size=2, max_size=4))
+    tools = []
+    for i, scope in enumerate(layers):
+        tool = s.tool(name, [{"return": f"v{i}"}], key=f"{name}#{i}", description=f"variant {i}")
+        if scope is not None:
+            tool["scope"] = scope
+        tools.append(tool)
+    actions: list[dict[str, Any]] = []
+    for i, agent in enumerate(draw(st.lists(s.AGENTS, min_size=1, max_size=3))):
+        actions.append({"call": s.call(f"c{i}", name, {}, agent=agent)})
+    scope = draw(s.AGENTS)
+    actions.append({"schemas": {"scope": scope} if scope else {}})
+    if draw(st.booleans()):
+        extra = s.tool(name, [{"return": "late"}], key=f"{name}#late", registered=False)
+        late_scope = draw(s.AGENTS)
+        if late_scope is not None:
+            extra["scope"] = late_scope
+        tools.append(extra)
+        actions.append({"register": extra["key"]})
+    return s.scenario("generated/DEF-5", tools, actions)
+
+
+focus("DEF-5", _layer_scenarios(), "scopes")
+
+
+# ------------------------------------------------------------------- DEF-6
+
+
+@rule("DEF-6", "Disposer")
+def DEF_6(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """After its disposer runs, a tool is neither visible nor executable."""
+    view = View(scenario, trace)
+    lifecycle = walk(view)
+    if lifecycle is None or view.mode == "code":
+        return
+    plain = _no_policy(scenario) and not may_abort(scenario)
+    for index, action, answer, active, disposed in lifecycle.steps:
+        if not disposed:
+            continue
+        call = _call_of(action, answer)
+        if call is not None and call.returned and call.spec["name"] in disposed:
+            call.events = [e for e in trace.get("events", []) if e.get("call") == call.id]
+            spec = resolve(active.values(), str(call.spec["name"]), call.spec.get("agent"))
+            if spec is None:
+                yield expect(
+                    call.code == UNKNOWN_TOOL and not call.body_entered,
+                    call.id,
+                    f"{call.spec['name']!r} was disposed: a call must be {UNKNOWN_TOOL} "
+                    f"without running a body (code={call.code}, body entered={call.body_entered})",
+                )
+            else:
+                simple, value = _simple_value(spec)
+                if plain and simple and args_valid(spec, call.spec.get("arguments", {})) is True:
+                    ok = not call.is_error and (call.result or {}).get("value") == value
+                else:
+                    ok = call.code != UNKNOWN_TOOL
+                yield expect(
+                    ok,
+                    call.id,
+                    f"after a dispose, {call.spec['name']!r} must resolve to the remaining "
+                    f"registration ({spec.get('key', spec['name'])}), got {call.result!r}",
+                )
+        if "schemas" in action and isinstance(answer.get("schemas"), list):
+            scope = action["schemas"].get("scope")
+            listed = {str(e.get("name")) for e in answer["schemas"] if isinstance(e, Mapping)}
+            want = {n for n in disposed if resolve(active.values(), n, scope) is not None}
+            got = listed & disposed
+            yield expect(
+                got == want,
+                f"schemas({scope}) [action {index}]",
+                f"after disposing {sorted(disposed)}, schemas({scope}) must list {sorted(want)} "
+                f"of them, but lists {sorted(got)}",
+            )
+
+
+@st.composite
+def _dispose_scenarios(draw: st.DrawFn) -> s.Scenario:
+    name = draw(s.NAMES)
+    tools = [s.tool(name, [{"return": "global"}], key="global")]
+    if draw(st.booleans()):
+        tools.append(s.tool(name, [{"return": "scoped"}], key="scoped", scope="main"))
+    other = s.tool("other", [{"return": "other"}])
+    tools.append(other)
+    victim = draw(st.sampled_from([t.get("key", t["name"]) for t in tools[:-1]]))
+    agent = draw(s.AGENTS)
+    scope = {"scope": agent} if agent else {}
+    actions: list[dict[str, Any]] = [
+        {"call": s.call("c0", name, {}, agent=agent)},
+        {"dispose": victim},
+    ]
+    actions += [{"schemas": scope}, {"call": s.call("c1", name, {}, agent=agent)}]
+    if draw(st.booleans()):
+        actions.append({"call": s.call("c2", name, {}, agent=draw(s.AGENTS))})
+    if draw(st.booleans()):
+        actions += [
+            {"register": victim},
+            {"call": s.call("c3", name, {}, agent=agent)},
+            {"schemas": scope},
+        ]
+    return s.scenario("generated/DEF-6", tools, actions)
+
+
+focus("DEF-6", _dispose_scenarios(), "scopes")

@@ -1,0 +1,301 @@
+"""PIPE -- the five-stage pipeline: stage order, frozen arguments, parameters enforced."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from hypothesis import strategies as st
+
+from conformance.core import strategies as s
+from conformance.core.model import STAGES, CallView, View
+from conformance.core.rules import focus
+from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._facts import (
+    arguments_of,
+    finalizer_threw,
+    has_special,
+    may_abort,
+    resolved_spec,
+    same_json,
+    valid_against,
+)
+
+# -------------------------------------------------------------------- PIPE-1
+
+# Stages whose view carries the execution's arguments (an approval request
+# deliberately does not, PRE-5).
+_SEES_ARGUMENTS = ("pre-execute", "guard", "wrapper", "body", "post-execute", "finalize", "result")
+
+
+def _direct(event: Mapping[str, Any]) -> bool:
+    return not event.get("hasParent", False)
+
+
+@rule("PIPE-1", "Stage order")
+def PIPE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """Stages are first entered in pipeline order; no listener is entered twice per execution."""
+    view = View(scenario, trace)
+    rank = {stage: i for i, stage in enumerate(STAGES)}
+    for call in view.calls:
+        if not call.returned:
+            continue
+        events = [e for e in call.events if _direct(e) and e.get("stage") in rank]
+        order: list[str] = []
+        counts: dict[tuple[str, str], int] = {}
+        for e in events:
+            if e.get("at") not in ("enter", "request"):
+                continue
+            stage = str(e["stage"])
+            if stage not in order:
+                order.append(stage)
+            key = (stage, str(e.get("id", "")))
+            counts[key] = counts.get(key, 0) + 1
+        if len(order) < 2 and not counts:
+            continue
+        in_order = all(rank[a] < rank[b] for a, b in itertools.pairwise(order))
+        twice = sorted(f"{st_}:{ident}" for (st_, ident), n in counts.items() if n > 1)
+        yield expect(
+            in_order and not twice,
+            call.id,
+            "stages must be entered in the order pre-execute, approval, guard, wrapper, body, "
+            "post-execute, finalize, result, each listener at most once per execution; "
+            f"the trace shows first entries {order}"
+            + (f" and repeated entries of {twice}" if twice else ""),
+        )
+
+
+# -------------------------------------------------------------------- PIPE-2
+
+
+def _mutations_before(call: CallView, limit: int, targets: tuple[str, ...]) -> list[str]:
+    return [
+        str(e["mutate"])
+        for e in call.events[:limit]
+        if isinstance(e.get("mutate"), str) and str(e["mutate"]).split("[")[0] in targets
+    ]
+
+
+@rule("PIPE-2", "Materialize once and deep-freeze")
+def PIPE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """Arguments are a deep-frozen snapshot; non-lossless arguments never reach policy or body."""
+    view = View(scenario, trace)
+    for call in view.calls:
+        if not call.returned:
+            continue
+        args = arguments_of(call)
+        if has_special(args):
+            reached = [
+                stage
+                for stage in ("pre-execute", "approval", "guard", "wrapper", "body", "post-execute")
+                if any(e.get("stage") == stage for e in call.events)
+            ]
+            known = (
+                resolved_spec(view, call, static_only=True) is not None or not view.lifecycle_static
+            )
+            codes = {"INVALID_ARGS"} if known else {"INVALID_ARGS", "UNKNOWN_TOOL"}
+            coded = call.code in codes or finalizer_threw(call)  # FIN-4: the registry's choice
+            yield expect(
+                call.is_error and coded and not reached,
+                call.id,
+                f"non-lossless arguments must be an error result ({' or '.join(sorted(codes))}) "
+                "that reaches no policy stage and not the body; the trace shows "
+                f"isError={call.is_error}, code={call.code}, stages entered {reached}",
+            )
+            continue
+        for i, event in enumerate(call.events):
+            if event.get("what") not in ("arguments", "execution") or "observed" not in event:
+                continue
+            if not _direct(event) or event.get("stage") not in _SEES_ARGUMENTS:
+                continue
+            mutated = _mutations_before(call, i, ("arguments", "caller-arguments", "execution"))
+            if not mutated:
+                continue
+            observed = event["observed"]
+            if event.get("what") == "execution":
+                observed = observed.get("arguments") if isinstance(observed, Mapping) else None
+            yield expect(
+                same_json(observed, args),
+                call.id,
+                f"after mutation attempts {mutated}, the {event.get('stage')} stage must still "
+                f"see the original arguments {args!r} (snapshot, deep-frozen); it saw {observed!r}",
+            )
+
+
+# -------------------------------------------------------------------- PIPE-3
+
+
+@rule("PIPE-3", "No argument rewriting")
+def PIPE_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """Every stage, the body included, sees exactly the caller's (materialized) arguments."""
+    view = View(scenario, trace)
+    for call in view.calls:
+        if not call.returned:
+            continue
+        args = arguments_of(call)
+        if has_special(args):
+            continue
+        for event in call.observations("arguments"):
+            if not _direct(event) or event.get("stage") not in _SEES_ARGUMENTS:
+                continue
+            yield expect(
+                same_json(event["observed"], args),
+                call.id,
+                f"the {event.get('stage')} stage must see the arguments {args!r} unchanged; "
+                f"it saw {event['observed']!r}",
+            )
+
+
+# -------------------------------------------------------------------- PIPE-4
+
+
+def _policy_may_stop(view: View, call: CallView) -> bool:
+    agent = call.spec.get("agent")
+    return bool(
+        may_abort(view.scenario, call, deadline=True)
+        or view.listeners("preExecute", agent)
+        or view.listeners("guards", agent)
+        or view.listeners("wrappers", agent)
+        or view.scenario.get("timeoutPolicy")
+    )
+
+
+@rule("PIPE-4", "Parameters enforced before the body")
+def PIPE_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """Arguments violating ``parameters``: INVALID_ARGS, the body never runs."""
+    view = View(scenario, trace)
+    for call in view.calls:
+        if not call.returned:
+            continue
+        spec = resolved_spec(view, call, static_only=True)
+        args = arguments_of(call)
+        if spec is None or has_special(args) or "parameters" not in spec:
+            continue
+        if valid_against(spec["parameters"], args):
+            continue
+        strict = not _policy_may_stop(view, call) and not finalizer_threw(call)
+        good = (
+            call.is_error and not call.body_entered and (not strict or call.code == "INVALID_ARGS")
+        )
+        yield expect(
+            good,
+            call.id,
+            f"arguments {args!r} violate {spec['name']}'s parameters: the body must not run and "
+            "the call must be an error"
+            + (" with code INVALID_ARGS" if strict else "")
+            + f"; the trace shows isError={call.is_error}, code={call.code}, "
+            f"body entered={call.body_entered}",
+        )
+
+
+# ---------------------------------------------------------------- strategies
+
+_NESTED_ARGS = st.fixed_dictionaries(
+    {
+        "path": s.json_scalars,
+        "opts": st.fixed_dictionaries(
+            {"n": s.json_scalars, "list": st.lists(s.json_scalars, min_size=1, max_size=2)}
+        ),
+    }
+)
+_PATHS: st.SearchStrategy[list[Any]] = st.sampled_from(
+    [["path"], ["opts", "n"], ["opts", "list", 0], ["new"], ["opts", "new"]]
+)
+
+
+@st.composite
+def _order_scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    out = draw(s.scenarios())
+    for spec in out["tools"]:
+        spec["finalizeContent"] = [{"return": None}]
+    if draw(st.booleans()):
+        out["wrappers"] = [s.listener("wrap", [{"delegate": True}])]
+    if draw(st.booleans()):
+        out["postExecute"] = [
+            s.listener("post-0", [{"delegate": True}]),
+            *out.get("postExecute", []),
+        ]
+    out["id"] = "generated/PIPE-1"
+    return out
+
+
+focus("PIPE-1", _order_scenarios(), "approval", "scopes")
+
+
+@st.composite
+def _freeze_scenarios(draw: st.DrawFn, *, everywhere: bool) -> dict[str, Any]:
+    name = draw(s.NAMES)
+
+    def mutate(target: str) -> dict[str, Any]:
+        return {"mutate": {"target": target, "path": draw(_PATHS), "value": draw(s.json_scalars)}}
+
+    body = [
+        {"observe": "arguments"},
+        mutate("arguments"),
+        {"observe": "arguments"},
+        {"return": "ok"},
+    ]
+    pre = [
+        mutate("caller-arguments"),
+        {"observe": "arguments"},
+        mutate("arguments"),
+        {"delegate": True},
+    ]
+    fields: dict[str, Any] = {
+        "preExecute": [s.listener("pre", pre)],
+        "observers": [s.listener("observer", [{"observe": "arguments"}])],
+    }
+    if everywhere:
+        fields["guards"] = [s.listener("guard", [{"observe": "arguments"}, mutate("arguments")])]
+        fields["wrappers"] = [
+            s.listener("wrap", [mutate("arguments"), {"observe": "arguments"}, {"delegate": True}])
+        ]
+        paths: list[Any] = draw(_PATHS)
+        execution = {"mutate": {"target": "execution", "path": ["arguments", *paths], "value": 0}}
+        fields["postExecute"] = [
+            s.listener("post", [{"observe": "arguments"}, execution, {"delegate": True}])
+        ]
+    tool = s.tool(name, body, finalizeContent=[{"observe": "arguments"}, {"return": None}])
+    calls = []
+    for i in range(draw(st.integers(1, 2))):
+        args: Any = draw(st.one_of(_NESTED_ARGS, s.arguments()))
+        if not everywhere and draw(st.integers(0, 3)) == 0:
+            args = {**args, "path": draw(s.special())}
+        calls.append({"call": s.call(f"c{i}", name, args)})
+    return s.scenario("generated/PIPE-2", [tool], calls, **fields)
+
+
+focus("PIPE-2", _freeze_scenarios(everywhere=False))
+focus("PIPE-3", _freeze_scenarios(everywhere=True))
+
+_STRICT_PARAMS = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "n": {"type": "integer"}},
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+
+@st.composite
+def _params_scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    name = draw(s.NAMES)
+    tool = s.tool(name, [{"observe": "arguments"}, {"return": "ok"}], parameters=_STRICT_PARAMS)
+    if draw(st.booleans()):
+        tool["finalizeContent"] = [{"return": None}]
+    fields: dict[str, Any] = {"observers": [s.listener("observer", [])]}
+    if draw(st.integers(0, 3)) == 0:
+        fields["preExecute"] = [s.listener("pre", [{"delegate": True}])]
+    args = draw(
+        st.one_of(
+            s.arguments(),
+            st.fixed_dictionaries({"path": s.json_scalars}),
+            st.fixed_dictionaries({"path": st.just("a"), "n": s.json_scalars}),
+            st.lists(s.json_scalars, max_size=2),
+            s.json_scalars,
+        )
+    )
+    return s.scenario("generated/PIPE-4", [tool], [{"call": s.call("c0", name, args)}], **fields)
+
+
+focus("PIPE-4", _params_scenarios())

@@ -1,0 +1,182 @@
+"""RES -- tools/result: one frozen notification, returned = observed, the result shape."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from hypothesis import strategies as st
+
+from conformance.core import strategies as s
+from conformance.core.model import CallView, View
+from conformance.core.rules import focus
+from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._facts import (
+    FINALIZERS,
+    content_replaced,
+    event_index,
+    observers_for,
+    outcome_scenario,
+)
+
+OBSERVER_SCRIPTS: st.SearchStrategy[list[dict[str, Any]]] = st.sampled_from(
+    [
+        [],
+        [{"observe": "result"}],
+        [
+            {"mutate": {"target": "result", "path": ["isError"], "value": True}},
+            {"observe": "result"},
+        ],
+        [{"mutate": {"target": "result", "path": ["content", 0, "text"], "value": "tampered"}}],
+        [{"mutate": {"target": "result", "path": ["value"], "value": "tampered"}}],
+        [{"mutate": {"target": "execution", "path": ["arguments", "path"], "value": "tampered"}}],
+        [{"throw": "observer broke"}],
+    ]
+)
+
+
+def _result_observations(call: CallView) -> list[Any]:
+    """Every view of the result an observer recorded: on entry, and by ``observe: result``."""
+    seen = [e.get("observed") for e in call.entered("result")]
+    seen += [
+        e.get("observed")
+        for e in call.events
+        if e.get("stage") == "result" and e.get("what") == "result"
+    ]
+    return seen
+
+
+@rule("RES-1", "One frozen notification")
+def RES_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """One tools/result per execution, after finalization; observers can change nothing."""
+    view = View(scenario, trace)
+    for call in view.calls:
+        if not call.returned:
+            continue
+        observers = observers_for(view, call)
+        if not observers:
+            continue
+        problems: list[str] = []
+        for observer in observers:
+            times = len(call.entered("result", str(observer["id"])))
+            if times != 1:
+                problems.append(f"observer {observer['id']!r} was notified {times} times, not once")
+        notified = call.entered("result")
+        finals = [e for e in call.events if e.get("stage") == "finalize"]
+        if notified and finals and event_index(view, finals[-1]) > event_index(view, notified[0]):
+            problems.append("tools/result was published before finalizeContent finished")
+        seen = _result_observations(call)
+        if any(v != seen[0] for v in seen):
+            problems.append(
+                "observers saw different results: an observer changed what a later one sees"
+            )
+        if seen and call.result != seen[0]:
+            problems.append("an observer changed the result the caller got")
+        yield expect(not problems, call.id, "; ".join(problems))
+
+
+@rule("RES-2", "Returned = observed")
+def RES_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """The result execute returns equals the one every observer received."""
+    view = View(scenario, trace)
+    for call in view.calls:
+        if not call.returned:
+            continue
+        notified = call.entered("result")
+        if not notified:
+            continue
+        different = [e.get("id") for e in notified if e.get("observed") != call.result]
+        yield expect(
+            not different,
+            call.id,
+            f"the returned result must equal what observers received; observer(s) {different} saw "
+            f"{notified[0].get('observed')!r}, the caller got {call.result!r}",
+        )
+
+
+@rule("RES-3", "Result shape")
+def RES_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+    """Success {value, content}; failure {error.message, content} without value; content `Error:
+    <message>`."""
+    view = View(scenario, trace)
+    for call in view.calls:
+        result = call.result
+        if result is None:
+            continue
+        problems: list[str] = []
+        content = result.get("content")
+        if not isinstance(content, list):
+            problems.append("content must be a list of blocks")
+        if result.get("isError") is False:
+            if "value" not in result:
+                problems.append("a success must carry value")
+            if "error" in result:
+                problems.append("a success must not carry error")
+            if "concludesTurn" in result and result["concludesTurn"] is not True:
+                problems.append("concludesTurn, when present, is true")
+        elif result.get("isError") is True:
+            error = result.get("error")
+            message = error.get("message") if isinstance(error, Mapping) else None
+            if not isinstance(message, str):
+                problems.append("a failure must carry error.message (a string)")
+            info = error.get("info") if isinstance(error, Mapping) else None
+            if info is not None and not (
+                isinstance(info, Mapping)
+                and isinstance(info.get("name"), str)
+                and isinstance(info.get("code"), str)
+            ):
+                problems.append("error.info, when present, is {name, code}")
+            if "value" in result:
+                problems.append("a failure must not carry value")
+            if "concludesTurn" in result:
+                problems.append("a failure must not carry concludesTurn")
+            wanted = [{"type": "text", "text": f"Error: {message}"}]
+            if isinstance(message, str) and content != wanted and not content_replaced(view, call):
+                problems.append(
+                    f"a failure's content must be {wanted!r} (no content authority replaced it), "
+                    f"got {content!r}"
+                )
+        else:
+            problems.append("isError must be true or false")
+        yield expect(not problems, call.id, "; ".join(problems))
+
+
+# --------------------------------------------------------------- focus
+
+_OUTCOMES = st.sampled_from(
+    [
+        "success",
+        "body-error",
+        "deny",
+        "ask-no-service",
+        "guard",
+        "invalid-args",
+        "non-lossless-args",
+        "wrapper-throws",
+        "post-throws",
+        "output-invalid",
+        "abort-before",
+        "abort-in-body",
+        "post-block",
+        "post-value",
+        "defer-and-throw",
+        "conclude",
+        "malformed-decision",
+    ]
+)
+
+
+@st.composite
+def _observed_scenarios(draw: st.DrawFn) -> s.Scenario:
+    finalizer: list[dict[str, Any]] | None = draw(st.one_of(st.none(), FINALIZERS))
+    out = outcome_scenario(draw(_OUTCOMES), finalizer, observers=0)
+    scripts = draw(st.lists(OBSERVER_SCRIPTS, min_size=1, max_size=3))
+    out["observers"] = [s.listener(f"observer-{i}", steps) for i, steps in enumerate(scripts)]
+    if draw(st.booleans()):
+        out["actions"].append({"call": s.call("c1", "missing", {})})
+    return out
+
+
+focus("RES-1", _observed_scenarios())
+focus("RES-2", _observed_scenarios())
+focus("RES-3", _observed_scenarios())

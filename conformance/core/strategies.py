@@ -1,0 +1,220 @@
+"""Building blocks for scenarios: plain builders and shallow hypothesis strategies.
+
+Generation, not execution, bounds the suite (~200 nested scenarios/s here), so
+strategies stay shallow: a handful of tools, short scripts drawn from small
+menus, a few calls. Focused strategies (one per rule, in ``conformance.core.rules``)
+compose these so that the rule's premise holds often; every generated scenario
+is judged against *every* rule whose premise it meets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hypothesis import strategies as st
+
+__all__ = [
+    "OPEN_OBJECT",
+    "arguments",
+    "body_scripts",
+    "call",
+    "json_values",
+    "listener",
+    "post_decisions",
+    "pre_decisions",
+    "scenario",
+    "scenarios",
+    "tool",
+]
+
+Scenario = dict[str, Any]
+OPEN_OBJECT: Mapping[str, Any] = {"type": "object"}
+STRING_OUTPUT: Mapping[str, Any] = {"schema": {"type": "string"}, "render": "text"}
+ANY_OUTPUT: Mapping[str, Any] = {"schema": {}, "render": "json"}
+
+
+# ------------------------------------------------------------------ builders
+
+
+def tool(
+    name: str, execute: Sequence[Mapping[str, Any]] | None = None, **fields: Any
+) -> dict[str, Any]:
+    """A tool spec; by default open parameters, any-JSON output, returning "ok"."""
+    spec: dict[str, Any] = {
+        "name": name,
+        "description": f"The {name} tool.",
+        "parameters": dict(OPEN_OBJECT),
+        "output": dict(ANY_OUTPUT),
+        "execute": list(execute) if execute is not None else [{"return": "ok"}],
+    }
+    spec.update(fields)
+    return spec
+
+
+def call(call_id: str, name: str, arguments: Any = None, **fields: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "callId": call_id,
+        "name": name,
+        "arguments": {} if arguments is None else arguments,
+    }
+    spec.update(fields)
+    return spec
+
+
+def listener(
+    ident: str, steps: Sequence[Mapping[str, Any]], scope: str | None = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": ident, "steps": list(steps)}
+    if scope is not None:
+        out["scope"] = scope
+    return out
+
+
+def scenario(
+    ident: str,
+    tools: Sequence[Mapping[str, Any]],
+    actions: Sequence[Mapping[str, Any]],
+    **fields: Any,
+) -> Scenario:
+    out: Scenario = {"id": ident, "tools": list(tools), "actions": list(actions)}
+    out.update(fields)
+    return out
+
+
+# ---------------------------------------------------------------- strategies
+
+NAMES = st.sampled_from(["read_file", "edit_file", "bash", "grep"])
+AGENTS = st.sampled_from([None, "main", "helper"])
+KEYS = st.sampled_from(["path", "command", "n", "flag"])
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.sampled_from(["", "a", "x y", "é"]),
+    # ``+ 0.0`` turns -0.0 into 0.0: whether -0 survives materialization is asked once, by a
+    # PIPE-2 fixture, instead of confounding every rule whose scenario happens to carry it.
+    st.floats(-2, 2, allow_nan=False, allow_infinity=False).map(lambda f: round(f, 2) + 0.0),
+)
+
+
+def json_values(depth: int = 2) -> st.SearchStrategy[Any]:
+    """Small lossless JSON values, at most ``depth`` containers deep."""
+    if depth <= 0:
+        return json_scalars
+    inner = json_values(depth - 1)
+    return st.one_of(
+        json_scalars,
+        st.lists(inner, max_size=2),
+        st.dictionaries(KEYS, inner, max_size=2),
+    )
+
+
+def arguments() -> st.SearchStrategy[dict[str, Any]]:
+    return st.dictionaries(KEYS, json_values(1), max_size=3)
+
+
+SPECIALS = st.sampled_from(
+    ["nan", "infinity", "negative-infinity", "function", "cycle", "non-string-key", "host-object"]
+)
+
+
+def special() -> st.SearchStrategy[dict[str, str]]:
+    return SPECIALS.map(lambda kind: {"$special": kind})
+
+
+def pre_decisions() -> st.SearchStrategy[Any]:
+    """Well-formed and malformed pre-execute decisions."""
+    return st.one_of(
+        st.just({"kind": "allow"}),
+        st.sampled_from(["no", "policy says no"]).map(lambda r: {"kind": "deny", "reason": r}),
+        st.just({"kind": "ask", "reason": "needs a person"}),
+        st.just({"kind": "ask"}),
+        st.sampled_from(
+            [None, "allow", {"kind": "deny"}, {"kind": "deny", "reason": ""}, {"kind": "maybe"}, 1]
+        ),
+    )
+
+
+def post_decisions() -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.just({"kind": "accept"}),
+        st.just({"kind": "accept", "content": [{"type": "text", "text": "replaced"}]}),
+        json_values(1).map(lambda v: {"kind": "accept", "value": v}),
+        st.just({"kind": "block", "feedback": [{"type": "text", "text": "blocked"}]}),
+        st.just({"kind": "accept", "additionalContexts": [{"role": "user", "content": "post"}]}),
+    )
+
+
+def body_scripts() -> st.SearchStrategy[list[dict[str, Any]]]:
+    """Bodies: return a value, throw, defer, conclude, observe -- short and shallow."""
+    prefix = st.lists(
+        st.sampled_from(
+            [
+                {"observe": "arguments"},
+                {"deferContext": {"role": "user", "content": "deferred"}},
+                {"concludeTurn": True},
+                {"yield": 2},
+            ]
+        ),
+        max_size=2,
+    )
+    ending = st.one_of(
+        json_values(1).map(lambda v: {"return": v}), st.just({"throw": "body failed"})
+    )
+    return st.tuples(prefix, ending).map(lambda pe: [*pe[0], pe[1]])
+
+
+@st.composite
+def scenarios(draw: st.DrawFn, *, mode: str | None = None) -> Scenario:
+    """A general scenario: a few tools, optional listeners of every stage, a few calls."""
+    names = draw(st.lists(NAMES, min_size=1, max_size=3, unique=True))
+    tools = []
+    for name in names:
+        spec = tool(name, draw(body_scripts()), scope=draw(st.sampled_from([None, None, "main"])))
+        if spec["scope"] is None:
+            del spec["scope"]
+        if draw(st.booleans()):
+            spec["finalizeContent"] = [{"return": None}]
+        tools.append(spec)
+    out = scenario("generated/general", tools, [])
+    if mode is not None:
+        out["registry"] = {"mode": mode}
+    if draw(st.booleans()):
+        out["preExecute"] = [
+            listener(
+                "pre-1",
+                [draw(st.sampled_from([{"delegate": True}, {"return": {"kind": "allow"}}]))],
+            )
+        ]
+        if draw(st.booleans()):
+            out["preExecute"].append(
+                listener("pre-2", [{"return": draw(pre_decisions())}], scope=draw(AGENTS))
+            )
+    if draw(st.booleans()):
+        out["approval"] = {
+            "steps": [
+                {"return": draw(st.sampled_from(["allowed-once", "rejected", "unavailable"]))}
+            ]
+        }
+    if draw(st.booleans()):
+        out["guards"] = [
+            listener("guard-1", [{"return": draw(st.sampled_from([None, None, "guarded"]))}])
+        ]
+    if draw(st.booleans()):
+        out["postExecute"] = [listener("post-1", [{"return": draw(post_decisions())}])]
+    out["observers"] = [listener("observer", [])]
+    calls = draw(
+        st.lists(
+            st.tuples(st.sampled_from([*names, "missing"]), arguments(), AGENTS),
+            min_size=1,
+            max_size=3,
+        )
+    )
+    for i, (name, args, agent) in enumerate(calls):
+        spec = call(f"c{i}", name, args)
+        if agent is not None:
+            spec["agent"] = agent
+        out["actions"].append({"call": spec})
+    return out

@@ -1,0 +1,138 @@
+"""Publish one implementation's conformance outcome as a directory people can read and CI can gate.
+
+    toolreg-conformance publish --adapter "stdio:node harnesses/dsh/harness.mjs" \\
+        --dir docs/implementations/dsh-tools-0.1.0-rc.8
+
+writes, in ``DIR``:
+
+* ``report.json`` -- the run (``fixtures/schema/report.schema.json``);
+* ``cases/<RULE>.json`` -- one replayable counterexample per failing rule,
+  preferring a hand-written fixture over a generated (shrunk) scenario, since
+  it is the easier one to read;
+* ``expect.json`` -- the expectations for ``run --expect``: every failing rule
+  with its status and category, keeping what people wrote (requires, does,
+  assessment, evidence, link) and pointing ``counterexample`` at its case;
+* ``README.md`` -- the Markdown report rendered from ``report.json``, with the
+  findings of ``expect.json`` first.
+
+Re-running it after an upstream release shows, in the diff, exactly which
+findings changed.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from conformance.core.adapter import Adapter
+from conformance.core.runner import RuleOutcome, run_suite
+from conformance.reporting.expectations import (
+    Expectations,
+    apply_expectations,
+    load_expectations,
+    updated_expectations,
+    write_expectations,
+)
+from conformance.reporting.report import findings_markdown, report_json, report_markdown
+
+__all__ = ["publish"]
+
+
+def _best_case(outcome: RuleOutcome) -> str | None:
+    """The counterexample to publish for a failing rule: the rule's own fixture first, then
+    a fixture that lists the rule, then any fixture, then a generated (shrunk) scenario."""
+    bucket = {"fail": outcome.failures, "error": outcome.errors, "timeout": outcome.timeouts}
+    found = [f for f in bucket.get(outcome.status, []) if f.counterexample]
+
+    def written_for(path: str) -> bool:
+        case = json.loads(Path(path).read_text(encoding="utf-8"))
+        return outcome.id in (case.get("scenario") or {}).get("rules", [])
+
+    found.sort(
+        key=lambda f: (
+            f.scenario_id.startswith("generated/"),
+            not f.scenario_id.startswith(f"rules/{outcome.id}/"),
+            not written_for(str(f.counterexample)),
+            f.scenario_id,
+        )
+    )
+    return found[0].counterexample if found else None
+
+
+def publish(
+    adapter: Adapter,
+    directory: str | Path,
+    *,
+    spec: str = "ADAPTER",
+    profile: str = "ci",
+    progress: Callable[[str], None] = lambda line: None,
+) -> tuple[Expectations, bool]:
+    """Run, then write report.json, cases/, expect.json and README.md into ``directory``.
+
+    Returns the expectations written and whether the run now matches them
+    (it always should, right after publishing; False means kit errors).
+    """
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    expect_path = out / "expect.json"
+    previous = load_expectations(expect_path) if expect_path.exists() else None
+    with tempfile.TemporaryDirectory() as scratch:
+        result = run_suite(adapter, profile=profile, report_dir=Path(scratch), progress=progress)
+        cases = out / "cases"
+        if cases.exists():
+            shutil.rmtree(cases)
+        cases.mkdir()
+        chosen: dict[str, str] = {}  # rule -> published case
+        sources: dict[str, str] = {}  # rule -> the scratch counterexample it came from
+        for outcome in result.rules:
+            source = _best_case(outcome)
+            if source is not None and outcome.status in ("fail", "error", "timeout"):
+                target = cases / f"{outcome.id}.json"
+                case = json.loads(Path(source).read_text(encoding="utf-8"))
+                target.write_text(json.dumps(case, indent=2, sort_keys=True) + "\n")
+                chosen[outcome.id] = f"cases/{outcome.id}.json"
+                sources[outcome.id] = source
+    expectations = updated_expectations(result, previous)
+    for rid, entry in expectations.expected.items():
+        if rid in chosen:
+            entry["counterexample"] = chosen[rid]
+        else:
+            entry.pop("counterexample", None)
+    write_expectations(expect_path, expectations)
+    expectations.source = str(expect_path)
+    apply_expectations(result, expectations)
+    # Counterexample paths inside the report point at the published cases, not the scratch dir.
+    for outcome in result.rules:
+        for failure in outcome.problems():
+            mine = failure.counterexample is not None and failure.counterexample == sources.get(
+                outcome.id
+            )
+            failure.counterexample = chosen[outcome.id] if mine else None
+    document: dict[str, Any] = report_json(result, "expect.json")
+    (out / "report.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    intro = [
+        "## How this was produced",
+        "",
+        "```sh",
+        f"toolreg-conformance publish --adapter {shlex.quote(spec)} --dir {out} "
+        f"--profile {profile}",
+        "```",
+        "",
+        "Gate a later run against these findings, and check that each case still fails:",
+        "",
+        "```sh",
+        f"toolreg-conformance run --adapter {shlex.quote(spec)} --profile {profile} "
+        f"--expect {out / 'expect.json'}",
+        f"toolreg-conformance replay {out / 'cases'}/*.json --adapter {shlex.quote(spec)} "
+        "--expect-fail",
+        "```",
+        "",
+    ]
+    findings = intro + findings_markdown(expectations.expected, adapter=spec)
+    (out / "README.md").write_text(report_markdown(result, "expect.json", findings))
+    return expectations, result.conformant

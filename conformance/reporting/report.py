@@ -1,0 +1,339 @@
+"""Reports of one run: ``report.json``, ``report.md`` and ``junit.xml``.
+
+``report.json`` follows ``fixtures/schema/report.schema.json``.
+
+Counterexamples are written by the runner itself, to ``DIR/counterexamples/``;
+the reports point at them.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from conformance.core.adapter import AdapterInfo
+from conformance.core.runner import Failure, RuleOutcome, RunResult
+
+__all__ = [
+    "STATUSES",
+    "findings_markdown",
+    "group_counts",
+    "report_json",
+    "result_from_json",
+    "write_reports",
+]
+
+STATUSES = (
+    "pass",
+    "fail",
+    "error",
+    "timeout",
+    "skipped",
+    "untested",
+    "not-exercised",
+    "expected-fail",
+    "unexpected-pass",
+)
+SKIPPED = ("skipped", "untested", "not-exercised")
+
+
+def report_json(result: RunResult, expect_file: str | None = None) -> dict[str, Any]:
+    document = result.to_json()
+    if expect_file is not None:
+        document["expectFile"] = expect_file
+    return document
+
+
+def groups(result: RunResult) -> dict[str, list[RuleOutcome]]:
+    out: dict[str, list[RuleOutcome]] = {}
+    for outcome in result.rules:
+        out.setdefault(outcome.group, []).append(outcome)
+    return out
+
+
+def group_counts(result: RunResult) -> list[tuple[str, int, int, int]]:
+    """(group, passed, failing the run, other) per rule group, in run order."""
+    rows = []
+    for group, outcomes in groups(result).items():
+        passed = sum(o.status == "pass" for o in outcomes)
+        failing = sum(result.failing(o) for o in outcomes)
+        rows.append((group, passed, failing, len(outcomes) - passed - failing))
+    return rows
+
+
+def all_failures(outcome: RuleOutcome) -> Iterable[tuple[str, Failure]]:
+    for kind, bucket in (
+        ("fail", outcome.failures),
+        ("error", outcome.errors),
+        ("timeout", outcome.timeouts),
+    ):
+        for failure in bucket:
+            yield kind, failure
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def report_markdown(
+    result: RunResult, expect_file: str | None = None, findings: Iterable[str] = ()
+) -> str:
+    """The Markdown report; ``findings`` (lines) go right after the summary table."""
+    info = result.implementation
+    lines = [
+        f"# Conformance report: {info.name} {info.version}",
+        "",
+        f"- implementation: **{info.name}** {info.version} ({info.language})",
+        f"- capabilities: {', '.join(sorted(info.capabilities)) or 'none'}",
+        *(f"- missing `{c}`: {_cell(why)}" for c, why in sorted(info.missing.items())),
+        f"- profile: `{result.profile}`, seed: {'none' if result.seed is None else result.seed}",
+        f"- scenarios run: {result.scenarios} in {result.duration_s:.1f} s",
+    ]
+    if expect_file:
+        lines.append(f"- expectations: `{expect_file}`")
+    verdict = "CONFORMANT" if result.conformant else "NOT CONFORMANT"
+    known = sum(o.status == "expected-fail" for o in result.rules)
+    if result.conformant and known:
+        verdict = f"NOT CONFORMANT, exactly as expected ({known} known failures)"
+    lines += [f"- result: **{verdict}**", ""]
+    lines += ["| group | pass | failing | other |", "|---|---:|---:|---:|"]
+    lines += [f"| {g} | {p} | {f} | {o} |" for g, p, f, o in group_counts(result)]
+    lines.append("")
+    lines += findings
+    for group, outcomes in groups(result).items():
+        lines += [
+            f"## {group}",
+            "",
+            "| rule | title | status | checks | note |",
+            "|---|---|---|---:|---|",
+        ]
+        for o in outcomes:
+            note = o.reason or ""
+            if not note and (o.failures or o.errors or o.timeouts):
+                note = next(iter(all_failures(o)))[1].message
+            status = f"**{o.status}**" if result.failing(o) else o.status
+            lines.append(f"| {o.id} | {_cell(o.title)} | {status} | {o.checks} | {_cell(note)} |")
+        lines.append("")
+        failed = [o for o in outcomes if any(True for _ in all_failures(o))]
+        for o in failed:
+            lines.append(f"### {o.id} ({o.status})")
+            lines.append("")
+            for kind, failure in all_failures(o):
+                where = (
+                    f" — counterexample `{failure.counterexample}`"
+                    if failure.counterexample
+                    else ""
+                )
+                category = f" [{failure.category}]" if failure.category else ""
+                lines.append(
+                    f"- {kind}{category} on `{failure.scenario_id}`: {failure.message}{where}"
+                )
+            lines.append("")
+    if result.notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in result.notes] + [""]
+    if result.transport is not None:
+        lines += _transport_section(result.transport)
+    if result.protocol is not None:
+        from conformance.transport.fuzz import protocol_markdown
+
+        lines += protocol_markdown(result.protocol)
+    lines += ["## Kit errors", ""]
+    if result.kit_errors:
+        lines.append("Bugs in the kit itself, not in the implementation:")
+        lines.append("")
+        lines += [f"- {e}" for e in result.kit_errors]
+    else:
+        lines.append("None.")
+    lines.append("")
+    if any(f.counterexample for o in result.rules for _, f in all_failures(o)):
+        lines += [
+            "Replay a counterexample with `toolreg-conformance replay PATH --adapter ADAPTER`.",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def _transport_section(transport: dict[str, Any]) -> list[str]:
+    """How the implementation was reached, how often it failed to answer, what it said on stderr."""
+    lines = ["## Transport", ""]
+    for key, value in transport.items():
+        if key == "stderrTail":
+            continue
+        shown = " ".join(value) if isinstance(value, list) else value
+        lines.append(f"- {key}: `{shown}`" if shown not in (None, {}) else f"- {key}: none")
+    if "stderrTail" not in transport:  # e.g. HTTP: the service's output is not the kit's to see
+        return [*lines, ""]
+    tail = transport.get("stderrTail") or []
+    lines += ["", "The implementation's stderr (last lines; evidence, never a failure):", ""]
+    if tail:
+        lines += ["```", *tail, "```"]
+    else:
+        lines.append("(empty)")
+    lines.append("")
+    return lines
+
+
+def result_from_json(document: dict[str, Any]) -> RunResult:
+    """A RunResult back from ``report.json`` (so Markdown can be re-rendered from it)."""
+    impl = document["implementation"]
+    info = AdapterInfo(
+        name=impl["name"],
+        version=impl["version"],
+        language=impl["language"],
+        capabilities=frozenset(impl["capabilities"]),
+        missing=dict(impl.get("missing", {})),
+    )
+    rules = []
+    for rule in document["rules"]:
+        outcome = RuleOutcome(
+            rule["id"],
+            rule["title"],
+            rule["group"],
+            status=rule["status"],
+            checks=rule["checks"],
+            reason=rule.get("reason"),
+            expected=rule.get("expected"),
+        )
+        buckets = {"fail": outcome.failures, "error": outcome.errors, "timeout": outcome.timeouts}
+        for f in rule["failures"]:
+            buckets[f["kind"]].append(
+                Failure(f["message"], f["scenario"], f["counterexample"], f.get("category"))
+            )
+        rules.append(outcome)
+    return RunResult(
+        implementation=info,
+        profile=document["profile"],
+        seed=document["seed"],
+        rules=rules,
+        kit_errors=list(document["kitErrors"]),
+        duration_s=float(document.get("durationSeconds", 0.0)),
+        scenarios=int(document.get("scenarios", 0)),
+        notes=list(document.get("notes", [])),
+        transport=document.get("transport"),
+        protocol=document.get("protocolConformance"),
+    )
+
+
+ASSESSMENTS = {
+    "documented-choice": "a deliberate, documented choice of the implementation",
+    "likely-defect": "looks like a defect: the implementation's docs do not present it as intended",
+    "spec-disagreement": "the spec and the implementation disagree (recorded in SPEC.md)",
+    "harness-limitation": "the harness cannot express what the rule needs",
+}
+
+
+def findings_markdown(
+    expected: dict[str, dict[str, Any]], base: str = "", adapter: str = "ADAPTER"
+) -> list[str]:
+    """One section per expected failure: what the spec requires, what happens, and why."""
+    lines = ["## Findings", ""]
+    if not expected:
+        return [*lines, "No known failures.", ""]
+    lines += ["| rule | status | assessment |", "|---|---|---|"]
+    for rid in sorted(expected):
+        entry = expected[rid]
+        lines.append(
+            f"| [{rid}](#{rid.lower()}) | {entry['status']} | {entry.get('assessment', '')} |"
+        )
+    lines.append("")
+    for rid in sorted(expected):
+        entry = expected[rid]
+        category = f", {entry['category']}" if entry.get("category") else ""
+        lines += [f"### {rid}", "", f"Status: {entry['status']}{category}.", ""]
+        if entry.get("requires"):
+            lines.append(f"- **The spec requires:** {entry['requires']}")
+        if entry.get("does"):
+            lines.append(f"- **The implementation does:** {entry['does']}")
+        if entry.get("assessment"):
+            meaning = ASSESSMENTS.get(entry["assessment"], "")
+            lines.append(f"- **Assessment:** `{entry['assessment']}` — {meaning}")
+        evidence = entry.get("evidence")
+        if evidence:
+            lines.append(f"- **Evidence** ({evidence['source']}):")
+            lines += ["", *(f"  > {line}" for line in evidence["quote"].splitlines()), ""]
+        if entry.get("counterexample"):
+            path = f"{base}{entry['counterexample']}"
+            lines.append(f'- **Replay:** `toolreg-conformance replay {path} --adapter "{adapter}"`')
+        if entry.get("reason") and not entry.get("does"):
+            lines.append(f"- {entry['reason']}")
+        if entry.get("link"):
+            lines.append(f"- Tracked: {entry['link']}")
+        lines.append("")
+    return lines
+
+
+def report_junit(result: RunResult) -> ET.ElementTree:
+    info = result.implementation
+    counts = {s: sum(o.status == s for o in result.rules) for s in STATUSES}
+    suites = ET.Element("testsuites", name="toolreg-conformance")
+    suite = ET.SubElement(
+        suites,
+        "testsuite",
+        name=f"toolreg-conformance {info.name} {info.version}",
+        tests=str(len(result.rules) + (1 if result.kit_errors else 0)),
+        failures=str(counts["fail"] + counts["unexpected-pass"]),
+        errors=str(counts["error"] + counts["timeout"] + (1 if result.kit_errors else 0)),
+        skipped=str(sum(counts[s] for s in (*SKIPPED, "expected-fail"))),
+        time=f"{result.duration_s:.3f}",
+    )
+    props = ET.SubElement(suite, "properties")
+    for key, value in (
+        ("implementation", info.name),
+        ("version", info.version),
+        ("language", info.language),
+        ("capabilities", ",".join(sorted(info.capabilities))),
+        ("profile", result.profile),
+        ("seed", "" if result.seed is None else str(result.seed)),
+    ):
+        ET.SubElement(props, "property", name=key, value=value)
+    for o in result.rules:
+        case = ET.SubElement(suite, "testcase", classname=o.group, name=o.id)
+        details = "\n".join(
+            f"{kind} on {f.scenario_id}: {f.message}"
+            + (f"\ncounterexample: {f.counterexample}" if f.counterexample else "")
+            for kind, f in all_failures(o)
+        )
+        first = next(iter(all_failures(o)), None)
+        message = first[1].message if first else (o.reason or o.status)
+        if o.status == "fail":
+            ET.SubElement(case, "failure", message=message, type="fail").text = details
+        elif o.status == "unexpected-pass":
+            ET.SubElement(case, "failure", message=message, type="unexpected-pass")
+        elif o.status in ("error", "timeout"):
+            ET.SubElement(case, "error", message=message, type=o.status).text = details
+        elif o.status in SKIPPED:
+            ET.SubElement(case, "skipped", message=f"{o.status}: {o.reason or ''}".rstrip(": "))
+        elif o.status == "expected-fail":
+            ET.SubElement(case, "skipped", message=f"expected-fail: {o.reason or message}")
+        if o.status == "not-exercised" and result.failing(o):
+            # under the ci profile an unexercised rule fails the run: say so
+            for child in list(case):
+                case.remove(child)
+            ET.SubElement(
+                case, "failure", message=o.reason or "not exercised", type="not-exercised"
+            )
+        if details and o.status not in ("fail", "error", "timeout"):
+            ET.SubElement(case, "system-out").text = details
+    if result.kit_errors:
+        case = ET.SubElement(suite, "testcase", classname="kit", name="kit-errors")
+        error = ET.SubElement(case, "error", message=result.kit_errors[0], type="kit-error")
+        error.text = "\n".join(result.kit_errors)
+    ET.indent(suites)
+    return ET.ElementTree(suites)
+
+
+def write_reports(
+    result: RunResult, directory: str | Path, expect_file: str | None = None
+) -> list[Path]:
+    """Write report.json, report.md and junit.xml into ``directory``; return their paths."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "report.json", out / "report.md", out / "junit.xml"]
+    document = report_json(result, expect_file)
+    paths[0].write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    paths[1].write_text(report_markdown(result, expect_file), encoding="utf-8")
+    report_junit(result).write(paths[2], encoding="utf-8", xml_declaration=True)
+    return paths
