@@ -34,10 +34,16 @@ def load_adapter(
     if spec.startswith("python:"):
         try:
             _, module_name, factory_name = spec.split(":", 2)
+        except ValueError:
+            raise AdapterError(f"{spec!r}: expected python:MODULE:FACTORY") from None
+        try:
             factory = getattr(importlib.import_module(module_name), factory_name)
-        except (ValueError, ImportError, AttributeError) as e:
-            raise AdapterError(f"cannot load adapter {spec!r}: {e}") from e
-        adapter = factory()
+        except Exception as e:  # ImportError, AttributeError, or the module itself raising
+            raise AdapterError(f"cannot load adapter {spec!r}: {type(e).__name__}: {e}") from e
+        try:
+            adapter = factory()
+        except Exception as e:
+            raise AdapterError(f"adapter factory {spec!r} raised {type(e).__name__}: {e}") from e
         if not isinstance(adapter, Adapter):
             raise AdapterError(f"{spec!r} did not return an Adapter (describe() and run())")
         return adapter

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
+from conformance.cli.common import UsageError, close_adapter, load, progress_printer
 from conformance.core.adapter import Adapter, AdapterError
 
 __all__ = ["COMMANDS", "add_commands", "main", "protocol_only_markdown", "write_protocol_report"]
@@ -98,8 +99,6 @@ def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _usage(message: str) -> Exception:
-    from conformance.cli.main import UsageError
-
     return UsageError(message)
 
 
@@ -107,9 +106,7 @@ def _usage(message: str) -> Exception:
 
 
 def _served_adapter(spec: str, args: argparse.Namespace) -> Adapter:
-    from conformance.cli.main import _load_adapter
-
-    return _load_adapter(args, spec)
+    return load(args, spec)
 
 
 @contextlib.contextmanager
@@ -165,9 +162,7 @@ def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             finally:
                 server.server_close()
     finally:
-        close = getattr(adapter, "close", None)
-        if callable(close):
-            close()
+        close_adapter(adapter)
     return 0
 
 
@@ -181,10 +176,7 @@ def _fuzz(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.max_examples < 1:
         raise _usage("--max-examples must be at least 1")
 
-    def progress(line: str) -> None:
-        if not args.quiet:
-            print(f"  .. {line}", file=err, flush=True)
-
+    progress = progress_printer(args.quiet, err)
     if not logging.getLogger().handlers:
         logging.getLogger().addHandler(logging.NullHandler())  # the implementation's log noise
     implementation: dict[str, Any] | None = None
@@ -212,9 +204,7 @@ def _fuzz(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise _usage(str(e)) from None
     finally:
         if adapter is not None:
-            close = getattr(adapter, "close", None)
-            if callable(close):
-                close()
+            close_adapter(adapter)
     if implementation is not None:
         section["implementation"] = implementation
     for line in summary_lines(section):

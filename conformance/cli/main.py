@@ -1,30 +1,38 @@
 """``toolreg-conformance``: run the kit, replay a counterexample, list the rules.
 
-Exit codes: 0 conformant (or exactly as expected), 1 not conformant / still
-failing, 2 usage, adapter, fixture or expect-file errors.
+Exit codes (conformance/cli/common.py): 0 conformant (or exactly as expected),
+1 not conformant / still failing, 2 usage, adapter, fixture or expect-file
+errors and crashes of the kit itself, 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
+import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from conformance import __version__
-from conformance.adapters import load_adapter
+from conformance.cli.common import (
+    EXIT_FAIL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    capture_logs,
+    close_adapter,
+    debug_enabled,
+    progress_printer,
+    writable_dir,
+)
+from conformance.cli.common import load as _load_adapter
 from conformance.core.adapter import Adapter, AdapterError, ImplementationFailure, ScenarioSkipped
+from conformance.core.runner import keep_hypothesis_out_of_the_cwd
 from conformance.core.scenario import FixtureError, load_json, validate
 
 __all__ = ["main"]
-
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-
-
-class UsageError(Exception):
-    """A bad command line or input file: exit code 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -116,6 +124,7 @@ def _transport_options(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    keep_hypothesis_out_of_the_cwd()
     try:
         args = _parser().parse_args(argv)
         if args.command == "run":
@@ -142,34 +151,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FixtureError as e:
         print(f"malformed file: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as e:  # a crash of the kit itself: one line, exit 2, never 1
+        if debug_enabled():
+            traceback.print_exc()
+        where = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
+        at = f" (at {Path(where.filename).name}:{where.lineno})" if where else ""
+        print(
+            f"kit error: {type(e).__name__}: {e}{at}; this is a bug in the kit, not a verdict "
+            "on the implementation (TOOLREG_CONFORMANCE_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
 
 
 # ------------------------------------------------------------------------ run
 
 
-def _load_adapter(args: argparse.Namespace, spec: str | None = None) -> Adapter:
-    """The adapter ``spec`` (default ``args.adapter``), with the transport options, described."""
-    spec = spec if spec is not None else str(args.adapter)
-    if spec.startswith("python:") and "" not in sys.path and str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))  # let python:module:factory name a module in cwd
-    adapter = load_adapter(
-        spec,
-        validate_protocol=getattr(args, "validate_protocol", False),
-        deadline_s=getattr(args, "deadline", None),
-    )
-    try:
-        adapter.describe()
-    except AdapterError:
-        raise
-    except Exception as e:
-        raise AdapterError(f"adapter {spec!r} failed to describe itself: {e}") from e
-    return adapter
-
-
-def _close(adapter: Adapter) -> None:
-    close = getattr(adapter, "close", None)
-    if callable(close):
-        close()
+_close = close_adapter
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -196,28 +197,29 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     expectations: Expectations | None = None
     if args.expect and not (args.update_expect and not Path(args.expect).exists()):
         expectations = load_expectations(args.expect)
+    report_dir = writable_dir(args.report)
     adapter = _load_adapter(args)
-    report_dir = Path(args.report) if args.report else None
 
     def progress(line: str) -> None:
         if not args.quiet:
             print(f"  .. {line}", file=err, flush=True)
 
-    if args.quiet and not logging.getLogger().handlers:
-        logging.getLogger().addHandler(logging.NullHandler())  # the implementation's log noise
     info = adapter.describe()
     progress(f"{info.name} {info.version} ({info.language}), profile {args.profile}")
     try:
-        result = run_suite(
-            adapter,
-            profile=args.profile,
-            rules=args.rules,
-            report_dir=report_dir,
-            seed=args.seed,
-            progress=progress,
-        )
+        with capture_logs(report_dir) as logs:
+            result = run_suite(
+                adapter,
+                profile=args.profile,
+                rules=args.rules,
+                report_dir=report_dir,
+                seed=args.seed,
+                progress=progress,
+            )
     finally:
         _close(adapter)
+    if logs.summary():
+        print(f"note: {logs.summary()}", file=err)
     progress(f"{result.scenarios} scenarios in {result.duration_s:.1f} s")
     if args.update_expect:
         updated = updated_expectations(result, expectations)
@@ -402,11 +404,7 @@ def _publish(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from conformance.reporting.publish import publish
 
     adapter = _load_adapter(args)
-
-    def progress(line: str) -> None:
-        if not args.quiet:
-            print(f"  .. {line}", file=err, flush=True)
-
+    progress = progress_printer(args.quiet, err)
     try:
         expectations, matches = publish(
             adapter, args.dir, spec=args.adapter, profile=args.profile, progress=progress

@@ -445,6 +445,15 @@ def _example_database() -> Any:
     return DirectoryBasedExampleDatabase(str(cache_dir() / "examples"))
 
 
+def keep_hypothesis_out_of_the_cwd() -> None:
+    """Hypothesis keeps its files (a unicode cache, example databases) in ``./.hypothesis``
+    unless told otherwise: the kit's commands put them under :func:`cache_dir`."""
+    if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        from hypothesis.configuration import set_hypothesis_home_dir
+
+        set_hypothesis_home_dir(cache_dir() / "hypothesis")
+
+
 def cache_dir() -> Path:
     """Where the kit keeps what it caches between runs (see :func:`_example_database`)."""
     explicit = os.environ.get("TOOLREG_CONFORMANCE_CACHE")
@@ -473,13 +482,24 @@ def fixture_files(rule_ids: Sequence[str]) -> list[Path]:
 
 
 def select_rules(patterns: str | None) -> list[str]:
-    if not patterns:
+    """The rule IDs ``patterns`` (``None``: every rule) names, in SPEC order.
+
+    Every comma-separated item must name at least one rule: a misspelt ID is an
+    error, never silently dropped, and an empty list selects nothing, so it is
+    an error too.
+    """
+    if patterns is None:
         return list(RULES)
     wanted = [p.strip() for p in patterns.split(",") if p.strip()]
-    selected = [rid for rid in RULES if any(fnmatch.fnmatchcase(rid, p) for p in wanted)]
-    if not selected:
-        raise ValueError(f"--rules {patterns!r} matches no rule")
-    return selected
+    if not wanted:
+        raise ValueError(f"--rules {patterns!r} names no rule (e.g. 'PRE-*,FIN-2')")
+    unmatched = [p for p in wanted if not any(fnmatch.fnmatchcase(rid, p) for rid in RULES)]
+    if unmatched:
+        names = ", ".join(repr(p) for p in unmatched)
+        raise ValueError(
+            f"--rules: {names} matches no rule ID (toolreg-conformance rules lists them)"
+        )
+    return [rid for rid in RULES if any(fnmatch.fnmatchcase(rid, p) for p in wanted)]
 
 
 def run_suite(

@@ -100,12 +100,16 @@ def load_json(path: str | Path, name: str | None = None) -> Any:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise FixtureError(source, "$", f"cannot read: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise FixtureError(source, f"byte {e.start}", "not UTF-8 text") from None
     try:
         document = json.loads(text)
     except json.JSONDecodeError as e:
         raise FixtureError(
             source, f"line {e.lineno} column {e.colno}", f"not JSON: {e.msg}"
         ) from None
+    except RecursionError:
+        raise FixtureError(source, "$", "nested too deeply to read") from None
     if name is not None:
         validate(document, name, source)
     return document

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.core.rules import RULES
 from conformance.core.runner import RuleOutcome, RunResult
-from conformance.core.scenario import load_json
+from conformance.core.scenario import FixtureError, load_json
 
 __all__ = [
     "FAILING_STATUSES",
@@ -59,6 +60,11 @@ class Expectations:
 def load_expectations(path: str | Path) -> Expectations:
     """Read and validate an expect file; a malformed one raises FixtureError (exit code 2)."""
     document = load_json(path, "expect")
+    for rid in document["expected"]:
+        if rid not in RULES:  # a misspelt ID would silently gate nothing
+            raise FixtureError(
+                str(path), f"$.expected.{rid}", f"{rid!r} is not a rule ID of this kit"
+            )
     return Expectations(
         implementation=document["implementation"],
         expected={rid: dict(entry) for rid, entry in document["expected"].items()},

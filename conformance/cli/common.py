@@ -1,0 +1,202 @@
+"""What every ``toolreg-conformance`` command shares: exit codes, usage errors,
+adapter loading and closing, progress lines, the implementation's log records,
+and the checks a command makes *before* it starts a run.
+
+Exit codes (README, "Exit codes"):
+
+======  ==============================================================
+``0``   conformant, or exactly as expected; ``replay``: fixed
+``1``   not conformant; ``replay``: still failing -- a verdict on the
+        implementation, never anything else
+``2``   usage error, an adapter that cannot be loaded, a malformed fixture,
+        scenario or expect file, an unwritable report directory, or a crash of
+        the kit itself (one line on stderr; set ``TOOLREG_CONFORMANCE_DEBUG=1``
+        for the traceback)
+``130`` interrupted (SIGINT/SIGTERM); a partial report is written when asked for
+======  ==============================================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import math
+import os
+import sys
+import tempfile
+from collections import deque
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Final, TextIO
+
+from conformance.adapters import load_adapter
+from conformance.core.adapter import Adapter, AdapterError
+
+__all__ = [
+    "EXIT_FAIL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "CapturedLogs",
+    "UsageError",
+    "capture_logs",
+    "check_deadline",
+    "close_adapter",
+    "debug_enabled",
+    "load",
+    "opened",
+    "progress_printer",
+    "writable_dir",
+]
+
+EXIT_OK: Final = 0
+EXIT_FAIL: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_INTERRUPTED: Final = 130
+
+
+class UsageError(Exception):
+    """A bad command line or input file: exit code 2, before anything runs."""
+
+
+def debug_enabled() -> bool:
+    """``TOOLREG_CONFORMANCE_DEBUG=1``: kit crashes print their traceback."""
+    return os.environ.get("TOOLREG_CONFORMANCE_DEBUG", "") not in ("", "0")
+
+
+def check_deadline(value: float | None, option: str = "--deadline") -> None:
+    """A deadline must be a positive, finite number of seconds."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{option} must be a positive number of seconds, got {value}")
+
+
+def load(args: argparse.Namespace, spec: str | None = None) -> Adapter:
+    """The adapter ``spec`` (default ``args.adapter``), with the transport options, described.
+
+    Anything that goes wrong while loading -- a module that does not import, a
+    factory that raises, an adapter that cannot describe itself -- is an
+    :class:`AdapterError` (exit 2), never a verdict on the implementation.
+    """
+    spec = spec if spec is not None else str(args.adapter)
+    deadline = getattr(args, "deadline", None)
+    check_deadline(deadline)
+    if spec.startswith("python:") and "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # let python:module:factory name a module in cwd
+    adapter = load_adapter(
+        spec,
+        validate_protocol=getattr(args, "validate_protocol", False),
+        deadline_s=deadline,
+    )
+    try:
+        adapter.describe()
+    except AdapterError:
+        close_adapter(adapter)
+        raise
+    except Exception as e:
+        close_adapter(adapter)
+        raise AdapterError(f"adapter {spec!r} failed to describe itself: {e}") from e
+    return adapter
+
+
+def close_adapter(adapter: Adapter) -> None:
+    """Close an adapter that has a ``close()`` (transports stop their harness)."""
+    close = getattr(adapter, "close", None)
+    if callable(close):
+        close()
+
+
+@contextlib.contextmanager
+def opened(adapter: Adapter) -> Iterator[Adapter]:
+    """``with opened(load(args)) as adapter:`` -- closed however the block ends."""
+    try:
+        yield adapter
+    finally:
+        close_adapter(adapter)
+
+
+def progress_printer(quiet: bool, err: TextIO) -> Callable[[str], None]:
+    """The progress callback of a command: ``  .. line`` on stderr, nothing with ``-q``."""
+
+    def progress(line: str) -> None:
+        if not quiet:
+            print(f"  .. {line}", file=err, flush=True)
+
+    return progress
+
+
+def writable_dir(path: str | None, option: str = "--report") -> Path | None:
+    """Create ``path`` and prove it writable now, not after a long run."""
+    if path is None:
+        return None
+    directory = Path(path)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".probe-"):
+            pass
+    except OSError as e:
+        raise UsageError(f"{option} {path}: cannot write there ({e.strerror or e})") from None
+    return directory
+
+
+class CapturedLogs(logging.Handler):
+    """The implementation's own log records, kept off the terminal.
+
+    An in-process implementation may log (the reference logs every failing
+    finalizer and observer it contains). Those records are the implementation's
+    business, not the kit's output: they are counted, the last few kept, and
+    with a report directory written in full to ``implementation.log`` there.
+    """
+
+    def __init__(self, log_file: Path | None, keep: int = 20) -> None:
+        super().__init__(logging.DEBUG)
+        self.count = 0
+        self.tail: deque[str] = deque(maxlen=keep)
+        self.log_file = log_file
+        self._stream: TextIO | None = None
+        self.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = self.format(record)
+        except Exception:  # a record that cannot be formatted is still counted
+            text = f"{record.levelname} {record.name}: <unformattable record>"
+        self.count += 1
+        self.tail.append(text.splitlines()[0] if text else "")
+        if self.log_file is not None:
+            if self._stream is None:
+                self._stream = self.log_file.open("w", encoding="utf-8")
+            self._stream.write(text + "\n")
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+        super().close()
+
+    def summary(self) -> str | None:
+        """One line for the terminal, or ``None`` if nothing was logged."""
+        if not self.count:
+            return None
+        where = f" (all of them in {self.log_file})" if self.log_file else ""
+        return f"the implementation logged {self.count} records{where}"
+
+
+@contextlib.contextmanager
+def capture_logs(report_dir: Path | None) -> Iterator[CapturedLogs]:
+    """Route every log record to a :class:`CapturedLogs` for the duration of a run.
+
+    The root logger's own handlers are set aside meanwhile, so nothing reaches
+    the terminal (including Python's last-resort handler), and put back after.
+    """
+    root = logging.getLogger()
+    handler = CapturedLogs(report_dir / "implementation.log" if report_dir else None)
+    saved, saved_level = root.handlers[:], root.level
+    root.handlers = [handler]
+    root.setLevel(logging.INFO if report_dir else logging.WARNING)
+    try:
+        yield handler
+    finally:
+        root.handlers = saved
+        root.setLevel(saved_level)
+        handler.close()
