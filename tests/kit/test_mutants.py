@@ -26,6 +26,7 @@ def test_mutant_is_killed_by_its_target_rule(name: str) -> None:
     assert row.killed, row.why()
 
 
+@pytest.mark.slow  # the whole kit per variant; `selftest` runs the same in CI's quick gate
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_correct_variant_passes_the_whole_kit(name: str) -> None:
     row = run_variant(VARIANTS[name])
