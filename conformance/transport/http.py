@@ -37,7 +37,15 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from conformance.core.adapter import AdapterError, AdapterInfo, ImplementationFailure
-from conformance.transport.policy import SessionAdapter
+from conformance.transport.policy import (
+    DEFAULT_DEADLINE_S,
+    DEFAULT_MAX_CONSECUTIVE,
+    DEFAULT_MAX_RESTARTS,
+    DEFAULT_MAX_TIMEOUTS,
+    DEFAULT_START_DEADLINE_S,
+    Limits,
+    SessionAdapter,
+)
 from conformance.transport.protocol import (
     decode_line,
     encode,
@@ -48,7 +56,6 @@ from conformance.transport.protocol import (
 
 __all__ = ["HttpAdapter"]
 
-MAX_ANSWER_BYTES: Final = 256 * 1024 * 1024
 SHOWN_BODY_CHARS: Final = 300
 
 
@@ -82,11 +89,13 @@ class HttpAdapter(SessionAdapter):
         self,
         url: str,
         *,
-        deadline_s: float = 20.0,
-        start_deadline_s: float = 60.0,
-        max_restarts: int = 50,
-        max_consecutive: int = 3,
+        deadline_s: float = DEFAULT_DEADLINE_S,
+        start_deadline_s: float = DEFAULT_START_DEADLINE_S,
+        max_restarts: int = DEFAULT_MAX_RESTARTS,
+        max_consecutive: int = DEFAULT_MAX_CONSECUTIVE,
+        max_timeouts: int = DEFAULT_MAX_TIMEOUTS,
         validate_protocol: bool = False,
+        limits: Limits | None = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -102,7 +111,9 @@ class HttpAdapter(SessionAdapter):
             start_deadline_s=start_deadline_s,
             max_restarts=max_restarts,
             max_consecutive=max_consecutive,
+            max_timeouts=max_timeouts,
             validate_protocol=validate_protocol,
+            limits=limits or Limits(),
         )
         self.url = url.rstrip("/")
         self.scheme = parts.scheme
@@ -133,7 +144,7 @@ class HttpAdapter(SessionAdapter):
 
     def _exchange(self, seq: int, scenario: Mapping[str, Any]) -> dict[str, Any]:
         message = {"type": "run", "seq": seq, "scenario": scenario}
-        answer = self._post("/run", message, self.deadline_s, f"run seq {seq}")
+        answer = self._post("/run", message, self.deadline_for(scenario), f"run seq {seq}")
         where = f"the answer to run seq {seq} (POST {self.url}/run)"
         decoded = self._decode(answer, where)
         return interpret_answer(decoded, seq=seq, where=where, strict=self.validate_protocol)
@@ -163,7 +174,7 @@ class HttpAdapter(SessionAdapter):
             raise ImplementationFailure(
                 "protocol", f"{where} is not UTF-8 ({e}): {answer.excerpt()}"
             ) from None
-        message = decode_line(text, where=where)
+        message = decode_line(text, where=where, max_depth=self.limits.max_depth)
         if self.validate_protocol:  # the body's schema: info_from_started / interpret_answer
             media = answer.content_type.split(";", 1)[0].strip().lower()
             if media != "application/json":
@@ -182,6 +193,7 @@ class HttpAdapter(SessionAdapter):
     def _post(self, path: str, message: Mapping[str, Any], deadline_s: float, what: str) -> _Answer:
         """POST one message; the whole exchange is bounded by ``deadline_s``."""
         body = encode(message).encode("utf-8")
+        limit = self.limits.max_message_bytes
         connection = self._connection(deadline_s)
         outcome: queue.Queue[_Answer | BaseException] = queue.Queue(maxsize=1)
 
@@ -197,7 +209,7 @@ class HttpAdapter(SessionAdapter):
                     },
                 )
                 response = connection.getresponse()
-                data = response.read(MAX_ANSWER_BYTES + 1)
+                data = response.read(limit + 1)  # bounded, chunked or not
                 outcome.put(
                     _Answer(
                         response.status,
@@ -221,9 +233,11 @@ class HttpAdapter(SessionAdapter):
         finally:
             connection.close()
         if isinstance(result, _Answer):
-            if len(result.body) > MAX_ANSWER_BYTES:
+            if len(result.body) > limit:
                 raise ImplementationFailure(
-                    "protocol", f"the answer to {what} is larger than {MAX_ANSWER_BYTES} bytes"
+                    "protocol",
+                    f"the answer to {what} is larger than {limit} bytes, the limit of one "
+                    f"message; it begins {result.body[:SHOWN_BODY_CHARS]!r}",
                 )
             return result
         raise _failure(result, what, self.url, deadline_s)

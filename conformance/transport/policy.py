@@ -11,14 +11,23 @@ of them (docs/protocol.md, "Deadlines and containment"):
   implementation as the first;
 * the adapter gives up -- every later scenario fails at once with the
   reason, and the run goes on -- after ``max_restarts`` new sessions, after
-  ``max_consecutive`` timeouts in a row (each costs a whole deadline), or
-  when a handshake after a failure fails or changes the implementation.
+  ``max_consecutive`` timeouts in a row or ``max_timeouts`` in all (each
+  costs a whole deadline), or when a handshake after a failure fails or
+  changes the implementation;
+* each ``run`` answer is awaited for ``deadline_s`` plus what the scenario
+  itself may legitimately wait for (:func:`scenario_allowance`), so a stuck
+  harness is found in seconds while a scenario full of scripted waits still
+  has the time it needs;
+* every bound on what is read from the implementation is one
+  :class:`Limits` (docs/protocol.md, "Limits").
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 from conformance.core.adapter import (
     AdapterError,
@@ -26,8 +35,81 @@ from conformance.core.adapter import (
     ImplementationFailure,
     ScenarioSkipped,
 )
+from conformance.core.bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
 
-__all__ = ["SessionAdapter"]
+__all__ = [
+    "DEFAULT_DEADLINE_S",
+    "DEFAULT_START_DEADLINE_S",
+    "Limits",
+    "SessionAdapter",
+    "scenario_allowance",
+]
+
+DEFAULT_DEADLINE_S: Final = 5.0
+DEFAULT_START_DEADLINE_S: Final = 30.0
+DEFAULT_MAX_RESTARTS: Final = 50
+DEFAULT_MAX_CONSECUTIVE: Final = 2
+DEFAULT_MAX_TIMEOUTS: Final = 5
+# What a harness may wait per waiting step (``waitForAbort``, ``barrier``: the
+# interpreter's ``wait_s``), and the most the scenario may add to the deadline.
+WAIT_STEP_S: Final = 1.0
+MAX_ALLOWANCE_S: Final = 10.0
+_WAITING_STEPS: Final = frozenset({"waitForAbort", "barrier"})
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Every bound on what the kit reads from an implementation (docs/protocol.md, "Limits").
+
+    ``max_message_bytes``: one stdout line or one HTTP response body (bytes);
+    ``max_depth``: containers nested in a decoded message; ``stderr_tail_bytes``:
+    the harness's stderr kept (the last bytes, newline or not);
+    ``kill_grace_s``: between SIGTERM and SIGKILL to a harness's process group.
+    """
+
+    max_message_bytes: int = DEFAULT_MAX_BYTES
+    max_depth: int = DEFAULT_MAX_DEPTH
+    stderr_tail_bytes: int = 64 * 1024
+    kill_grace_s: float = 0.5
+
+    def __post_init__(self) -> None:
+        for name in ("max_message_bytes", "max_depth", "stderr_tail_bytes"):
+            value = getattr(self, name)
+            if type(value) is not int or value <= 0:
+                raise AdapterError(f"{name} must be a positive integer, got {value!r}")
+        _check_seconds("kill_grace_s", self.kill_grace_s, allow_zero=True)
+
+
+def _check_seconds(name: str, value: float, *, allow_zero: bool = False) -> None:
+    ok = isinstance(value, int | float) and math.isfinite(value)
+    if not ok or value < 0 or (value == 0 and not allow_zero):
+        wanted = "a non-negative" if allow_zero else "a positive"
+        raise AdapterError(f"{name} must be {wanted} number of seconds, got {value!r}")
+
+
+def scenario_allowance(scenario: Mapping[str, Any]) -> float:
+    """Seconds a correct harness may spend waiting inside ``scenario``, beyond the deadline.
+
+    Each waiting step (``waitForAbort``, ``barrier``) may wait ``WAIT_STEP_S``
+    once per call the actions make; the total is capped at ``MAX_ALLOWANCE_S``.
+    Counted iteratively (a hostile scenario cannot make this recurse).
+    """
+    waits = 0
+    stack: list[Any] = [scenario]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            waits += sum(1 for key in item if key in _WAITING_STEPS)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    if not waits:
+        return 0.0
+    calls = 0
+    for action in scenario.get("actions") or []:
+        batch = action.get("batch") if isinstance(action, Mapping) else None
+        calls += len(batch) if isinstance(batch, list) else 1
+    return min(MAX_ALLOWANCE_S, WAIT_STEP_S * waits * max(1, calls))
 
 
 class SessionAdapter:
@@ -44,13 +126,27 @@ class SessionAdapter:
         start_deadline_s: float,
         max_restarts: int,
         max_consecutive: int,
+        max_timeouts: int,
         validate_protocol: bool,
+        limits: Limits,
     ) -> None:
+        _check_seconds("the deadline", deadline_s)
+        _check_seconds("the start deadline", start_deadline_s)
+        for name, value in (
+            ("max_restarts", max_restarts),
+            ("max_consecutive", max_consecutive),
+            ("max_timeouts", max_timeouts),
+        ):
+            least = 0 if name == "max_restarts" else 1
+            if type(value) is not int or value < least:
+                raise AdapterError(f"{name} must be an integer of at least {least}, got {value!r}")
         self.deadline_s = deadline_s
         self.start_deadline_s = max(start_deadline_s, deadline_s)
         self.max_restarts = max_restarts
         self.max_consecutive = max_consecutive
+        self.max_timeouts = max_timeouts
         self.validate_protocol = validate_protocol
+        self.limits = limits
         self.failures: dict[str, int] = {}
         self._info: AdapterInfo | None = None
         self._open = False
@@ -75,6 +171,10 @@ class SessionAdapter:
     def _start_failed(self, failure: ImplementationFailure) -> AdapterError:
         """The error for a first handshake that failed (the run cannot start)."""
         return AdapterError(f"the implementation did not start: {failure}")
+
+    def deadline_for(self, scenario: Mapping[str, Any]) -> float:
+        """The deadline of one ``run``: ``deadline_s`` plus the scenario's own waiting."""
+        return self.deadline_s + scenario_allowance(scenario)
 
     # ------------------------------------------------------------- the seam
 
@@ -153,7 +253,13 @@ class SessionAdapter:
             return
         self._close_session()  # out of sync: the next scenario opens a new session
         self._consecutive = self._consecutive + 1 if failure.category == "timeout" else 0
-        if self._consecutive >= self.max_consecutive and not self._gave_up:
+        if self._gave_up:
+            return
+        if self._consecutive >= self.max_consecutive:
             self._gave_up = (
                 f"gave up after {self._consecutive} timeouts in a row (last: {failure.message})"
+            )
+        elif self.failures.get("timeout", 0) >= self.max_timeouts:
+            self._gave_up = (
+                f"gave up after {self.failures['timeout']} timeouts (last: {failure.message})"
             )

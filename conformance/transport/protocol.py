@@ -19,6 +19,7 @@ category ``protocol`` whose message names what was expected and what came.
 from __future__ import annotations
 
 import json
+import sys
 import traceback
 from collections.abc import Mapping
 from typing import Any, Final
@@ -31,17 +32,21 @@ from conformance.core.adapter import (
     ImplementationFailure,
     ScenarioSkipped,
 )
+from conformance.core.bounds import DEFAULT_MAX_DEPTH, check_bounds
 from conformance.core.scenario import FixtureError, validate
 
 __all__ = [
     "PROTOCOL_VERSION",
     "HarnessSession",
+    "OutOfBounds",
     "decode_line",
     "encode",
     "encode_answer",
     "info_from_started",
     "interpret_answer",
+    "loads_bounded",
     "reject_constant",
+    "shown",
     "start_message",
 ]
 
@@ -66,18 +71,50 @@ def reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def decode_line(line: str, *, where: str) -> dict[str, Any]:
-    """Parse one line as a JSON object; a ``protocol`` failure naming ``where`` otherwise."""
-    shown = line if len(line) <= 200 else line[:200] + f"... ({len(line)} chars)"
+def shown(text: str, chars: int = 200) -> str:
+    """``text`` quoted for a message: its first ``chars`` characters and its length."""
+    return repr(text) if len(text) <= chars else repr(text[:chars]) + f"... ({len(text)} chars)"
+
+
+def loads_bounded(text: str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """Strict JSON (no NaN) nested at most ``max_depth`` deep; ValueError says what is wrong.
+
+    Deep nesting is refused without recursion: before parsing when the text
+    is deeper than the parser could go (a ``RecursionError`` is never raised),
+    after parsing by :func:`~conformance.core.bounds.check_bounds`.
+    """
     try:
-        message = json.loads(line, parse_constant=reject_constant)
+        value = json.loads(text, parse_constant=reject_constant)
+    except RecursionError:
+        raise OutOfBounds(f"nested deeper than {max_depth} levels") from None
+    breach = check_bounds(value, max_depth=max_depth, max_bytes=sys.maxsize)
+    if breach is not None:
+        raise OutOfBounds(breach)
+    return value
+
+
+class OutOfBounds(ValueError):
+    """JSON that parses but breaks a limit (docs/protocol.md, "Limits")."""
+
+
+def decode_line(line: str, *, where: str, max_depth: int = DEFAULT_MAX_DEPTH) -> dict[str, Any]:
+    """Parse one line as a JSON object; a ``protocol`` failure naming ``where`` otherwise.
+
+    A value nested deeper than ``max_depth`` is a ``protocol`` failure too.
+    """
+    try:
+        message = loads_bounded(line, max_depth)
+    except OutOfBounds as e:
+        raise ImplementationFailure(
+            "protocol", f"{where} is out of bounds: {e}: {shown(line)}", line=line
+        ) from None
     except ValueError as e:
         raise ImplementationFailure(
-            "protocol", f"{where} is not JSON ({e}): {shown!r}", line=line
+            "protocol", f"{where} is not JSON ({e}): {shown(line)}", line=line
         ) from None
     if not isinstance(message, dict):
         raise ImplementationFailure(
-            "protocol", f"{where} is JSON but not an object: {shown!r}", line=line
+            "protocol", f"{where} is JSON but not an object: {shown(line)}", line=line
         )
     return message
 

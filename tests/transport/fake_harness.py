@@ -22,12 +22,27 @@ the environment names a ONCE_DIR), or as the mode says, where it:
     crash-always  dies on every run
     hang-generated  never answers a generated scenario (id "generated/..."), answers fixtures
     changeling    describes a different implementation after a restart (needs STATE_DIR)
+    bad-utf8      answers a JSON line with a byte that is not UTF-8 inside a string
+    deep          answers a trace holding a list nested 900 deep
+    very-deep     answers a trace holding a list nested 100,000 deep (raw text)
+    long-line     prints a 2 MB line without a newline, then hangs
+    partial-hang  prints half its answer, then hangs
+    stderr-flood  writes 20 MB to stderr without a newline, then answers correctly
+    grandchild    starts a child that inherits stdout and sleeps, then exits unanswered
+    escapee       the same, but the child leaves the process group (setsid) first
+    grandchild-hang  starts such a child and hangs itself
+    ignore-term   ignores SIGTERM and never answers
+    hang-fifth    answers four runs per process and hangs on the fifth (seq 5), always
+
+A child's pid is printed to stderr as ``child pid N``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -71,6 +86,8 @@ def main() -> None:
             if marker.exists():
                 answer["implementation"]["name"] = "someone-else"
             marker.touch()
+        if kind == "run" and mode == "hang-fifth" and seq == 5:
+            threading.Event().wait()
         if kind == "run" and (seq == 2 or mode == "crash-always") and first_time():
             print(f"fake harness: misbehaving ({mode}) on seq {seq}", file=sys.stderr)
             sys.stderr.flush()
@@ -95,6 +112,43 @@ def main() -> None:
                 out.write(text[: len(text) // 2] + "\n" + text[len(text) // 2 :] + "\n")
                 out.flush()
                 continue
+            if mode == "bad-utf8":
+                answer["trace"]["note"] = "MARK"
+                out.buffer.write(encode(answer).encode().replace(b"MARK", b"\xffMARK") + b"\n")
+                out.flush()
+                continue
+            if mode in ("deep", "very-deep"):
+                depth = 900 if mode == "deep" else 100_000
+                nested = "[" * depth + "]" * depth
+                text = f'{{"type":"trace","seq":{seq},"trace":{{"deep":{nested}}}}}'
+                out.write(text + "\n")
+                out.flush()
+                continue
+            if mode == "long-line":
+                out.write("x" * 2_000_000)
+                out.flush()
+                threading.Event().wait()
+            if mode == "partial-hang":
+                out.write(encode(answer)[:20])
+                out.flush()
+                threading.Event().wait()
+            if mode == "stderr-flood":
+                block = "e" * 1_000_000
+                for _ in range(20):
+                    sys.stderr.write(block)
+                sys.stderr.flush()
+            if mode in ("grandchild", "escapee", "grandchild-hang"):
+                child = subprocess.Popen(
+                    [sys.executable, "-c", "import time; time.sleep(600)"],
+                    start_new_session=mode == "escapee",
+                )  # stdout and stderr inherited
+                print(f"fake harness: child pid {child.pid}", file=sys.stderr, flush=True)
+                if mode == "grandchild-hang":
+                    threading.Event().wait()
+                os._exit(5)
+            if mode == "ignore-term":
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                threading.Event().wait()
             if mode == "wrong-seq":
                 answer["seq"] = seq + 1
             if mode == "wrong-type":

@@ -9,8 +9,13 @@ is an ImplementationFailure of the right category, naming the offending line.
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +27,7 @@ from conformance.cli.main import main
 from conformance.core.adapter import AdapterError, ImplementationFailure, ScenarioSkipped
 from conformance.core.runner import run_suite
 from conformance.core.scenario import load_json, validate
+from conformance.transport.policy import Limits, scenario_allowance
 from conformance.transport.stdio import StdioAdapter
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,7 +65,11 @@ def three_runs(adapter: StdioAdapter) -> ImplementationFailure:
         ("crash", "protocol", "not JSON"),  # half a line, then death: the half line is garbage
         ("exit", "crash", "exited before answering run seq 2 (exit code 0"),
         ("garble", "protocol", "stdout line 3 (the answer to run seq 2) is not JSON"),
-        ("binary", "protocol", "is not JSON"),
+        ("binary", "protocol", "stdout line 3 (the answer to run seq 2) is not UTF-8"),
+        ("bad-utf8", "protocol", "is not UTF-8 ('utf-8' codec can't decode byte 0xff"),
+        ("deep", "protocol", "is out of bounds: nested deeper than 200 levels (at $.trace.deep"),
+        ("very-deep", "protocol", "is out of bounds: nested deeper than 200 levels"),
+        ("partial-hang", "timeout", f"no answer to run seq 2 within {DEADLINE_S:g} s"),
         ("split", "protocol", "stdout line 3 (the answer to run seq 2) is not JSON"),
         ("wrong-seq", "protocol", "answer carries seq 3, expected 2"),
         ("wrong-type", "protocol", "got type 'started'"),
@@ -231,7 +241,7 @@ def test_skipped_by_the_harness_is_reported_skipped_with_its_reason(tmp_path: Pa
 
 def test_a_property_stops_calling_an_implementation_that_failed_to_answer() -> None:
     """One timeout per property, never replayed by hypothesis' shrinking: the run goes on."""
-    adapter = fake("hang-generated", deadline_s=0.5)
+    adapter = fake("hang-generated", deadline_s=0.5, max_consecutive=3)
     try:
         result = run_suite(adapter, profile="quick", rules="PRE-1,PRE-2")
     finally:
@@ -241,3 +251,170 @@ def test_a_property_stops_calling_an_implementation_that_failed_to_answer() -> N
     assert result.transport["failures"] == {"timeout": 2}  # one per property
     assert result.transport["gaveUp"] is None
     assert {o.id: o.status for o in result.rules} == {"PRE-1": "timeout", "PRE-2": "timeout"}
+
+
+# ------------------------------------------- bounded in time, memory and processes
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def gone(pid: int, within_s: float = 5.0) -> bool:
+    """Whether ``pid`` is dead, or dies within ``within_s`` (a SIGKILL lands asynchronously)."""
+    end = time.monotonic() + within_s
+    while alive(pid):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def child_pid(stderr: str) -> int:
+    match = re.search(r"child pid (\d+)", stderr)
+    assert match, stderr
+    return int(match.group(1))
+
+
+def timed_failure(adapter: StdioAdapter) -> tuple[ImplementationFailure, float]:
+    """Run a good scenario, then the bad one: its failure and how long it took."""
+    validate(adapter.run(SCENARIO), "trace")
+    started = time.monotonic()
+    with pytest.raises(ImplementationFailure) as caught:
+        adapter.run(SCENARIO)
+    return caught.value, time.monotonic() - started
+
+
+def test_a_child_that_outlives_the_harness_cannot_hold_a_read(adapters: list[StdioAdapter]) -> None:
+    """The harness exits, its child keeps stdout open: a crash at once, and the child is killed."""
+    adapter = fake("grandchild", deadline_s=30)
+    adapters.append(adapter)
+    failure, took = timed_failure(adapter)
+    assert failure.category == "crash", failure
+    assert "exited before answering run seq 2 (exit code 5" in failure.message
+    assert took < 10  # found by the exit, not by the 30 s deadline
+    assert gone(child_pid(failure.stderr))  # the whole process group was ended
+    validate(adapter.run(SCENARIO), "trace")  # restarted
+
+
+def test_a_child_that_left_the_group_cannot_hold_a_read_either(
+    adapters: list[StdioAdapter],
+) -> None:
+    adapter = fake("escapee", deadline_s=30)
+    adapters.append(adapter)
+    failure, took = timed_failure(adapter)
+    pid = child_pid(failure.stderr)
+    try:
+        assert failure.category == "crash" and took < 10, (failure, took)
+        assert alive(pid)  # out of reach (setsid), but never waited for
+        validate(adapter.run(SCENARIO), "trace")
+    finally:
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_a_timeout_ends_the_harness_and_its_children(adapters: list[StdioAdapter]) -> None:
+    adapter = fake("grandchild-hang", deadline_s=1)
+    adapters.append(adapter)
+    failure, _ = timed_failure(adapter)
+    assert failure.category == "timeout", failure
+    assert gone(child_pid(failure.stderr))
+
+
+def test_a_harness_ignoring_sigterm_is_killed_after_the_grace(
+    adapters: list[StdioAdapter],
+) -> None:
+    adapter = fake("ignore-term", deadline_s=1, limits=Limits(kill_grace_s=0.2))
+    adapters.append(adapter)
+    failure, took = timed_failure(adapter)
+    assert failure.category == "timeout" and took < 1 + 0.2 + 3, (failure, took)
+    validate(adapter.run(SCENARIO), "trace")
+
+
+def test_the_kit_exiting_ends_every_harness_group(tmp_path: Path) -> None:
+    """No close(): the kit's exit still ends the harness and its child."""
+    script = tmp_path / "kit.py"
+    script.write_text(
+        "import sys\n"
+        "from conformance.transport.stdio import StdioAdapter\n"
+        f"adapter = StdioAdapter([sys.executable, {str(FAKE)!r}, 'grandchild-hang'])\n"
+        "adapter.describe()\n"
+        "print(adapter._process.popen.pid, flush=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert gone(int(done.stdout))
+
+
+def test_stderr_without_newlines_is_kept_as_a_capped_tail(adapters: list[StdioAdapter]) -> None:
+    adapter = fake("stderr-flood", limits=Limits(stderr_tail_bytes=4096))
+    adapters.append(adapter)
+    for _ in range(3):  # 20 MB of stderr on the second: still three good traces
+        validate(adapter.run(SCENARIO), "trace")
+    process = adapter._process
+    assert process is not None
+    assert process.stderr_total > 20_000_000 and len(process.stderr_tail) <= 4096
+    assert "[... " in process.stderr_since(0)  # says how much was not kept
+    assert adapter.diagnostics()["failures"] == {}
+
+
+def test_a_line_over_the_limit_is_a_protocol_failure_quoting_its_start(
+    adapters: list[StdioAdapter],
+) -> None:
+    adapter = fake("long-line", deadline_s=30, limits=Limits(max_message_bytes=64 * 1024))
+    adapters.append(adapter)
+    failure, took = timed_failure(adapter)
+    assert failure.category == "protocol", failure
+    assert "stdout line 3 (the answer to run seq 2) is longer than 65536 bytes" in failure.message
+    assert "it begins b'xxxxxxxx" in failure.message and took < 10
+    validate(adapter.run(SCENARIO), "trace")
+
+
+def test_repeated_timeouts_give_up_even_when_not_in_a_row(adapters: list[StdioAdapter]) -> None:
+    """Four answers, then a hang, after every restart: given up after max_timeouts."""
+    adapter = fake("hang-fifth", deadline_s=0.5, max_timeouts=3)
+    adapters.append(adapter)
+    answered = 0
+    for _ in range(3):
+        for _ in range(4):
+            validate(adapter.run(SCENARIO), "trace")
+            answered += 1
+        with pytest.raises(ImplementationFailure, match="no answer to run seq 5"):
+            adapter.run(SCENARIO)
+    with pytest.raises(ImplementationFailure, match=r"not run: gave up after 3 timeouts \(last"):
+        adapter.run(SCENARIO)
+    diagnostics = adapter.diagnostics()
+    assert diagnostics["failures"] == {"timeout": 3} and diagnostics["starts"] == 3
+
+
+@pytest.mark.parametrize("deadline", [0, -1, math.inf, math.nan])
+def test_a_deadline_that_is_not_positive_is_refused_at_construction(deadline: float) -> None:
+    with pytest.raises(AdapterError, match="the deadline must be a positive number of seconds"):
+        fake("noisy", deadline_s=deadline)
+    with pytest.raises(AdapterError, match="the start deadline must be a positive"):
+        fake("noisy", start_deadline_s=deadline)
+
+
+def test_bad_limits_are_refused() -> None:
+    with pytest.raises(AdapterError, match="max_message_bytes must be a positive integer"):
+        Limits(max_message_bytes=0)
+    with pytest.raises(AdapterError, match="kill_grace_s must be a non-negative"):
+        Limits(kill_grace_s=-1)
+    with pytest.raises(AdapterError, match="max_timeouts must be an integer of at least 1"):
+        fake("noisy", max_timeouts=0)
+
+
+def test_the_deadline_grows_with_what_the_scenario_awaits() -> None:
+    adapter = fake("noisy", deadline_s=2)
+    assert adapter.deadline_for(SCENARIO) == 2  # nothing to wait for
+    waiting = {**SCENARIO, "tools": [{"name": "t", "body": [{"waitForAbort": {}}]}]}
+    assert scenario_allowance(waiting) == len(SCENARIO["actions"]) * 1.0
+    assert adapter.deadline_for(waiting) == 2 + scenario_allowance(waiting)
+    many = {**waiting, "actions": [{"call": {}}] * 100}
+    assert scenario_allowance(many) == 10.0  # capped
