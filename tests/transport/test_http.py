@@ -11,6 +11,7 @@ A hang is a handler blocked on an Event, released at teardown: no sleeps.
 from __future__ import annotations
 
 import json
+import math
 import socket
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from conformance.core.adapter import AdapterError, ImplementationFailure, Scenar
 from conformance.core.runner import run_suite
 from conformance.core.scenario import load_json, validate
 from conformance.transport.http import HttpAdapter
+from conformance.transport.policy import Limits
 from conformance.transport.protocol import HarnessSession, encode
 from conformance.transport.server import check_bind, is_loopback, make_app, make_protocol_server
 
@@ -122,6 +124,28 @@ class FakeService:
                         self.send_header("Content-Length", "0")
                         self.end_headers()
                         return
+                    if mode == "endless-chunked":
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Transfer-Encoding", "chunked")
+                        self.end_headers()
+                        chunk = b"[" * 65536
+                        try:
+                            while not service.release.is_set():  # until the kit hangs up
+                                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        except OSError:
+                            pass
+                        self.close_connection = True
+                        return
+                    if mode == "deep":
+                        nested = b"[" * 900 + b"]" * 900
+                        body = b'{"type":"trace","seq":2,"trace":{"deep":%s}}' % nested
+                        self.send(200, body)
+                        return
+                    if mode == "bad-utf8":
+                        answer["trace"]["note"] = "MARK"
+                        self.send(200, encode(answer).encode().replace(b"MARK", b"\xffMARK"))
+                        return
                     if mode == "wrong-seq":
                         answer["seq"] = request["seq"] + 1
                     if mode == "wrong-type":
@@ -181,6 +205,8 @@ def three_runs(adapter: HttpAdapter) -> ImplementationFailure:
         ("redirect", "protocol", "expected HTTP 200 with a message, got HTTP 302"),
         ("wrong-seq", "protocol", "answer carries seq 3, expected 2"),
         ("wrong-type", "protocol", "got type 'started'"),
+        ("deep", "protocol", "is out of bounds: nested deeper than 200 levels (at $.trace.deep"),
+        ("bad-utf8", "protocol", "(POST URL/run) is not UTF-8"),
     ],
 )  # fmt: skip
 def test_a_misbehaving_service_is_contained_and_the_session_replayed(
@@ -194,6 +220,20 @@ def test_a_misbehaving_service_is_contained_and_the_session_replayed(
     assert diagnostics["transport"] == "http" and diagnostics["url"] == services[0].url
     assert diagnostics["starts"] == 2 and diagnostics["failures"] == {category: 1}
     assert services[0].starts == 2  # the service saw the handshake replayed
+
+
+def test_an_endless_chunked_body_is_read_up_to_the_limit(services: list[FakeService]) -> None:
+    adapter = fake(services, "endless-chunked", limits=Limits(max_message_bytes=1024 * 1024))
+    failure = three_runs(adapter)
+    assert failure.category == "protocol", failure
+    assert "the answer to run seq 2 is larger than 1048576 bytes" in failure.message
+    assert "it begins b'[[[[" in failure.message
+
+
+@pytest.mark.parametrize("deadline", [0, -2.5, math.nan])
+def test_a_deadline_that_is_not_positive_is_refused_at_construction(deadline: float) -> None:
+    with pytest.raises(AdapterError, match="the deadline must be a positive number of seconds"):
+        HttpAdapter("http://127.0.0.1:9", deadline_s=deadline)
 
 
 def test_errored_keeps_the_session(services: list[FakeService]) -> None:
