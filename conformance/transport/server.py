@@ -25,7 +25,6 @@ The application is stdlib only, so it runs in process under a WSGI test client
 from __future__ import annotations
 
 import ipaddress
-import json
 import socket
 import threading
 from collections.abc import Iterable, Mapping
@@ -35,8 +34,15 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from conformance.core.adapter import Adapter
+from conformance.core.bounds import DEFAULT_MAX_DEPTH
 from conformance.core.scenario import FixtureError, validate
-from conformance.transport.protocol import HarnessSession, encode, encode_answer, reject_constant
+from conformance.transport.protocol import (
+    HarnessSession,
+    OutOfBounds,
+    encode,
+    encode_answer,
+    loads_bounded,
+)
 
 __all__ = [
     "ENDPOINTS",
@@ -56,12 +62,16 @@ ENDPOINTS: Final[Mapping[str, tuple[str, str | None]]] = {
     "/stop": ("POST", "stop"),
 }
 MAX_BODY_BYTES: Final = 64 * 1024 * 1024
+MAX_DEPTH: Final = DEFAULT_MAX_DEPTH  # containers nested in a request body
+READ_TIMEOUT_S: Final = 10.0  # a client that stalls mid-request is dropped after this
+REQUEST_QUEUE: Final = 128  # connections waiting to be accepted (the listen backlog)
 JSON_TYPE: Final = "application/json"
 STATUS_TEXT: Final[Mapping[int, str]] = {
     200: "200 OK",
     400: "400 Bad Request",
     404: "404 Not Found",
     405: "405 Method Not Allowed",
+    408: "408 Request Timeout",
     411: "411 Length Required",
     413: "413 Content Too Large",
     415: "415 Unsupported Media Type",
@@ -104,7 +114,12 @@ def _read_body(environ: WSGIEnvironment) -> bytes:
         raise _Reject(400, f"Content-Length {length} is negative")
     if length > MAX_BODY_BYTES:
         raise _Reject(413, f"the body has {length} bytes; the limit is {MAX_BODY_BYTES}")
-    body: bytes = environ["wsgi.input"].read(length)
+    try:
+        body: bytes = environ["wsgi.input"].read(length)
+    except TimeoutError:
+        raise _Reject(408, "the body did not arrive in time") from None
+    if len(body) < length:
+        raise _Reject(400, f"the body ended after {len(body)} of {length} bytes", "$")
     return body
 
 
@@ -126,7 +141,9 @@ def _message(environ: WSGIEnvironment, kind: str) -> dict[str, Any]:
     except UnicodeDecodeError as e:
         raise _Reject(400, f"the body is not UTF-8: {e}", "$") from None
     try:
-        message = json.loads(text, parse_constant=reject_constant)
+        message = loads_bounded(text, MAX_DEPTH)
+    except OutOfBounds as e:
+        raise _Reject(400, f"the body is out of bounds: {e}", "$") from None
     except ValueError as e:
         raise _Reject(400, f"the body is not JSON: {e}", "$") from None
     if not isinstance(message, dict):
@@ -137,6 +154,9 @@ def _message(environ: WSGIEnvironment, kind: str) -> dict[str, Any]:
         validate(message, f"protocol#{kind}", f"the {kind} request")
     except FixtureError as e:
         raise _Reject(400, f"not a valid {kind} message: {e.message}", e.path) from None
+    except RecursionError:  # within MAX_DEPTH, but too deep for the schema validator
+        why = f"the body is nested too deep to validate as a {kind} message"
+        raise _Reject(400, why, "$") from None
     return message
 
 
@@ -223,16 +243,55 @@ def check_bind(host: str, *, allow_public: bool) -> None:
         )
 
 
-class _QuietHandler(WSGIRequestHandler):
+class _Handler(WSGIRequestHandler):
+    """wsgiref's handler, with a read timeout and errors of its own as the JSON error body."""
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (TimeoutError, ConnectionError):  # a stalled or vanished client: drop it
+            self.close_connection = True
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """A request line or headers the server cannot parse: a 4xx with ``{"error": ...}``."""
+        short = self.responses.get(code, ("error", ""))[0]
+        text = message or short
+        data = encode(_error_body(f"{code} {text}", None)).encode("utf-8")
+        if self.request_version in ("", "HTTP/0.9"):
+            self.request_version = "HTTP/1.0"  # answer with a status line and headers
+        self.log_error("code %d, message %s", code, text)
+        self.send_response(code, short)
+        self.send_header("Content-Type", JSON_TYPE)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+        self.close_connection = True
+
+
+class _QuietHandler(_Handler):
     def log_message(self, format: str, *args: Any) -> None:  # no access log on stderr
         pass
 
 
 class ProtocolServer(ThreadingMixIn, WSGIServer):
-    """A threading ``wsgiref`` server (one thread per request; daemon threads)."""
+    """A threading ``wsgiref`` server (one daemon thread per connection).
+
+    ``request_queue_size`` is the listen backlog (a burst of clients is
+    queued, not reset); ``read_timeout_s`` drops a client that stalls while
+    sending its request, so no thread is held forever.
+    """
 
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = REQUEST_QUEUE
+    read_timeout_s: float = READ_TIMEOUT_S
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        connection, address = super().get_request()
+        connection.settimeout(self.read_timeout_s)
+        return connection, address
 
     @property
     def url(self) -> str:
@@ -253,11 +312,14 @@ def make_protocol_server(
     *,
     allow_public: bool = False,
     quiet: bool = True,
+    read_timeout_s: float = READ_TIMEOUT_S,
 ) -> ProtocolServer:
     """Bind ``app`` (port 0: an ephemeral port; ``server.url`` says which)."""
     check_bind(host, allow_public=allow_public)
     server_class: type[ProtocolServer] = ProtocolServer
     if ":" in host.strip("[]"):
         server_class = _ProtocolServer6
-    handler: type[WSGIRequestHandler] = _QuietHandler if quiet else WSGIRequestHandler
-    return make_server(host.strip("[]"), port, app, server_class, handler)
+    handler: type[WSGIRequestHandler] = _QuietHandler if quiet else _Handler
+    server = make_server(host.strip("[]"), port, app, server_class, handler)
+    server.read_timeout_s = read_timeout_s
+    return server

@@ -10,12 +10,14 @@ A hang is a handler blocked on an Event, released at teardown: no sleeps.
 
 from __future__ import annotations
 
+import http.client
 import json
 import math
 import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -495,3 +497,104 @@ def test_a_served_server_in_a_thread_runs_the_kit() -> None:
         server.server_close()
     assert {o.status for o in result.rules} == {"pass"}
     assert result.transport is not None and result.transport["failures"] == {}
+
+
+# ------------------------------------------------- the server under hostile clients
+
+
+@pytest.fixture
+def served() -> Iterator[Any]:
+    server = make_protocol_server(make_app(ReferenceAdapter()), read_timeout_s=0.5)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def raw_exchange(server: Any, data: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send raw bytes, read until the server closes: (status, headers, body)."""
+    host, port = server.server_address[:2]
+    with socket.create_connection((host, port), timeout=10) as sock:
+        sock.sendall(data)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in header_lines)
+    return int(status_line.split()[1]), {k.lower(): v for k, v in headers.items()}, body
+
+
+def deep_run(depth: int) -> bytes:
+    """A run message whose one tool's ``timeoutMs`` (any JSON) is a list nested ``depth`` deep."""
+    nested = "[" * depth + "]" * depth
+    tool = f'{{"name":"t","execute":[],"timeoutMs":{nested}}}'
+    scenario = f'{{"id":"x","tools":[{tool}],"actions":[]}}'
+    return f'{{"type":"run","seq":1,"scenario":{scenario}}}'.encode()
+
+
+@pytest.mark.parametrize("depth", [150, 195, 197, 2000, 100_000])
+def test_a_deeply_nested_body_is_never_a_server_error(app: Any, depth: int) -> None:
+    """Within the limit (200 levels, counting the message's own 4) it runs; beyond, a 400."""
+    status, _, document = wsgi_call(app, "POST", "/run", deep_run(depth))
+    if depth <= 195:
+        assert (status, document["type"]) == (200, "trace"), document
+        return
+    assert status == 400, document
+    validate(document, "protocol#httpError")
+    assert "out of bounds: nested deeper than 200 levels" in document["error"]["message"]
+
+
+def test_a_garbage_request_line_gets_the_json_error_body(served: Any) -> None:
+    for garbage in (b"GARBAGE\r\n\r\n", b"GET / HTTP/9.9 extra\r\n\r\n", b"\x00\xff\r\n\r\n"):
+        status, headers, body = raw_exchange(served, garbage)
+        assert 400 <= status < 500, (garbage, status, body)
+        assert headers["content-type"] == "application/json"
+        validate(json.loads(body), "protocol#httpError")
+
+
+def test_a_stalled_client_is_dropped_after_the_read_timeout(served: Any) -> None:
+    host, port = served.server_address[:2]
+    with socket.create_connection((host, port), timeout=10) as sock:
+        sock.sendall(b"POST /run HTTP/1.1\r\nHost: x")  # and nothing more
+        started = time.monotonic()
+        assert sock.recv(65536) == b""  # the server hung up
+    assert time.monotonic() - started < 5
+
+
+def test_a_stalled_body_gets_a_408(served: Any) -> None:
+    host, port = served.server_address[:2]
+    head = b"POST /run HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    with socket.create_connection((host, port), timeout=10) as sock:
+        sock.sendall(head + b'{"type":')
+        answer = sock.recv(65536)
+    assert answer.startswith(b"HTTP/1.0 408") or answer.startswith(b"HTTP/1.1 408"), answer
+    document = json.loads(answer.partition(b"\r\n\r\n")[2])
+    assert "did not arrive in time" in document["error"]["message"]
+
+
+def test_fifty_concurrent_requests_are_all_answered(served: Any) -> None:
+    run = encode({"type": "run", "seq": 1, "scenario": SCENARIO}).encode()
+    host, port = served.server_address[:2]
+    barrier = threading.Barrier(50)
+    outcomes: list[object] = []
+
+    def client() -> None:
+        connection = http.client.HTTPConnection(host, port, timeout=60)
+        try:
+            barrier.wait()
+            connection.request("POST", "/run", run, {"Content-Type": "application/json"})
+            response = connection.getresponse()
+            outcomes.append((response.status, json.loads(response.read())["type"]))
+        except Exception as e:
+            outcomes.append(e)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=client) for _ in range(50)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert outcomes == [(200, "trace")] * 50
