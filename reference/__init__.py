@@ -29,7 +29,7 @@ from reference._types import (
     success,
     text,
 )
-from reference.code_mode import CodeDispatchLog, CodeRunFailed, ScriptedCodeRuntime, ToolCallError
+from reference.code_mode import CodeDispatchLog, CodeRunFailed, CodeRuntime, CodeSdk, ToolCallError
 from reference.registry import EVENTS, ROUTES, Prepared, Registry, ToolRunContext
 from reference.scheduler import run_batch
 from reference.timeout import timeout_wrapper
@@ -45,6 +45,8 @@ __all__ = [
     "ApprovalRequest",
     "CodeDispatchLog",
     "CodeRunFailed",
+    "CodeRuntime",
+    "CodeSdk",
     "DispatchExecution",
     "ErrorCode",
     "ErrorInfo",
@@ -54,7 +56,6 @@ __all__ = [
     "Prepared",
     "RegistrationError",
     "Registry",
-    "ScriptedCodeRuntime",
     "ToolCallError",
     "ToolError",
     "ToolExecution",

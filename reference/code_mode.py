@@ -11,18 +11,18 @@ waterfall may rewrite the *durable log copy* of its content, and nothing else
 
 A code runtime is any object with a ``language`` string and
 ``async run(code, sdk, signal) -> JSON`` that returns the program's result, or
-raises :class:`CodeRunFailed`. :class:`ScriptedCodeRuntime` is a runtime whose
-"programs" are JSON lists of SDK calls -- enough to drive every Code Mode rule.
+raises :class:`CodeRunFailed`. The registry ships none: whoever builds it
+mounts one (the conformance kit mounts its scripted runtime, whose "programs"
+are JSON lists of SDK calls).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from reference._json import FrozenDict, dumps, materialize, thaw
+from reference._json import FrozenDict, dumps, thaw
 from reference._signal import AbortController, AbortSignal
 from reference._types import RUN_CODE, ExecutionToken, ToolExecutionInput, ToolResult, ToolSuccess
 
@@ -34,7 +34,6 @@ __all__ = [
     "CodeRunFailed",
     "CodeRuntime",
     "CodeSdk",
-    "ScriptedCodeRuntime",
     "ToolCallError",
     "run_code_definition",
 ]
@@ -183,43 +182,3 @@ def run_code_definition(registry: Registry) -> Mapping[str, Any]:
         },
         "execute": execute,
     }
-
-
-class ScriptedCodeRuntime:
-    """A code runtime whose program is JSON: ``{"steps": [...]}``.
-
-    Steps: ``{"call": NAME, "arguments": {...}}`` calls a tool (a failure is
-    recorded, the program goes on); ``{"log": TEXT}``; ``{"return": VALUE}``
-    ends the program with VALUE; ``{"fail": TEXT}`` fails the run. Without a
-    ``return`` the program's result is the list of call outcomes, each
-    ``{"ok": value}`` or ``{"error": {"toolName": ..., "message": ...}}``.
-    """
-
-    language = "scripted-json"
-
-    def __init__(self, on_step: Callable[[Mapping[str, Any]], None] | None = None) -> None:
-        self._on_step = on_step
-
-    async def run(self, code: str, sdk: CodeSdk, signal: AbortSignal) -> Any:
-        try:
-            program = json.loads(code)
-            steps = program["steps"]
-        except (ValueError, KeyError, TypeError) as e:
-            raise CodeRunFailed(f"not a scripted program: {e}") from None
-        outcomes: list[Any] = []
-        for step in steps:
-            if self._on_step is not None:
-                self._on_step(step)
-            if "call" in step:
-                try:
-                    value = await sdk.call(step["call"], step.get("arguments", {}))
-                    outcomes.append({"ok": value})
-                except ToolCallError as e:
-                    outcomes.append({"error": {"toolName": e.tool_name, "message": e.message}})
-            elif "log" in step:
-                sdk.log(step["log"])
-            elif "return" in step:
-                return materialize(step["return"])
-            elif "fail" in step:
-                raise CodeRunFailed(str(step["fail"]))
-        return outcomes

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from conftest import Approval, asynctest, call, code_of, execute, text_of, tool
 
-from reference import RegistrationError, Registry, ScriptedCodeRuntime, ask, thaw
+from conformance.adapters.reference import code_runtime
+from reference import RegistrationError, Registry, ask, thaw
 
 
 def program(*steps: dict[str, Any]) -> dict[str, str]:
@@ -16,7 +17,7 @@ def program(*steps: dict[str, Any]) -> dict[str, str]:
 
 
 def code_registry(entered: list[str], mode: str = "code") -> Registry:
-    r = Registry(mode=mode, code_runtime=ScriptedCodeRuntime())  # type: ignore[arg-type]
+    r = Registry(mode=mode, code_runtime=code_runtime())  # type: ignore[arg-type]
     r.register(tool("read_file", lambda a, c: entered.append(a.get("path")) or {"text": "hi"}))
     return r
 

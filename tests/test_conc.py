@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from conftest import asynctest, call, tool, yield_many
 
-from reference import Registry, ScriptedCodeRuntime, run_batch, thaw
+from conformance.adapters.reference import code_runtime
+from reference import Registry, run_batch, thaw
 
 
 def mode_of(classifier: Any, arguments: Any = None, **kw: Any) -> str:
@@ -90,7 +91,7 @@ def test_CONC_1_uses_the_visible_definition() -> None:
 
 def test_CONC_1_code_mode_direct_native_call_is_exclusive() -> None:
     """CONC-1: under code mode a model-direct native call is not visible: exclusive."""
-    r = Registry(mode="code", code_runtime=ScriptedCodeRuntime())
+    r = Registry(mode="code", code_runtime=code_runtime())
     r.register(tool("t", is_concurrency_safe=lambda a: True))
     assert r.execution_mode(call("t")) == "exclusive"
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from conftest import asynctest, call, code_of, execute, text_of, tool
 
-from reference import Registry, ScriptedCodeRuntime, accept, thaw
+from conformance.adapters.reference import code_runtime
+from reference import Registry, accept, thaw
 
 STRING_OUT = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
@@ -114,7 +115,7 @@ def test_OUT_3_no_meta_without_presentation_meta() -> None:
 async def test_OUT_3_meta_only_for_top_level_calls() -> None:
     """OUT-3: meta is for top-level calls; a nested (run_code) call carries none."""
     seen: list[Any] = []
-    r = Registry(mode="code", code_runtime=ScriptedCodeRuntime())
+    r = Registry(mode="code", code_runtime=code_runtime())
     r.register(meta_tool())
     r.on("tools/result", lambda e, res: seen.append((e.parent is not None, res.meta)))
     program = json.dumps({"steps": [{"call": "t", "arguments": {"path": "p"}}]})

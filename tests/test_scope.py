@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import code_of, execute, tool
 
-from reference import Registry, ScriptedCodeRuntime
+from conformance.adapters.reference import code_runtime
+from reference import Registry
 
 
 def test_SCOPE_1_hidden_tool_looks_like_a_missing_one() -> None:
@@ -52,7 +53,7 @@ def runnable(r: Registry, scope: str | None, names: list[str]) -> set[str]:
 @pytest.mark.parametrize("mode", ["native", "both"])
 def test_SCOPE_2_schemas_list_exactly_what_the_scope_can_run(mode: str) -> None:
     """SCOPE-2: native/both: schemas(scope) is exactly what a direct call can execute."""
-    r = Registry(mode=mode, code_runtime=ScriptedCodeRuntime())  # type: ignore[arg-type]
+    r = Registry(mode=mode, code_runtime=code_runtime())  # type: ignore[arg-type]
     r.register(tool("shared"))
     r.register(tool("a_only"), scope="a")
     r.register(tool("b_only"), scope="b")
@@ -67,7 +68,7 @@ def test_SCOPE_2_schemas_list_exactly_what_the_scope_can_run(mode: str) -> None:
 
 def test_SCOPE_2_code_mode_presents_only_run_code() -> None:
     """SCOPE-2: under code only run_code is directly callable; any other name is UNKNOWN_TOOL."""
-    r = Registry(mode="code", code_runtime=ScriptedCodeRuntime())
+    r = Registry(mode="code", code_runtime=code_runtime())
     r.register(tool("shared"))
     r.register(tool("a_only"), scope="a")
     for scope in ("a", None):
@@ -77,7 +78,7 @@ def test_SCOPE_2_code_mode_presents_only_run_code() -> None:
 
 def test_SCOPE_2_code_mode_catalog_is_the_scopes_native_view() -> None:
     """SCOPE-2: the documented SDK source (catalog) follows the same per-scope visibility view."""
-    r = Registry(mode="code", code_runtime=ScriptedCodeRuntime())
+    r = Registry(mode="code", code_runtime=code_runtime())
     r.register(tool("shared"))
     r.register(tool("a_only"), scope="a")
     assert {s["name"] for s in r.catalog("a")} == {"shared", "a_only"}

@@ -2,10 +2,14 @@
 
 Rules of this file:
 
-* This is the *only* place the step vocabulary (scenario.schema.json, ``step``)
-  is interpreted for Python implementations. An adapter for a Python registry
-  builds its set-up from :class:`Session`'s factories and maps them onto its
-  own API; it never interprets steps itself.
+* This is the *only* place the step vocabulary is interpreted for Python
+  implementations. What each step kind is (its argument, sync or async, whether
+  it ends a script, the stages it may run in, what it records) is not written
+  here: it is read from the step table ``fixtures/schema/steps.json``; this file
+  only supplies one handler per step kind and checks at import that the two
+  agree. The golden cases ``fixtures/interpreter/*.json`` pin what it records.
+  An adapter for a Python registry builds its set-up from :class:`Session`'s
+  factories and maps them onto its own API; it never interprets steps itself.
 * Every event in a trace is recorded here, by the kit's own callables, never by
   the implementation under test: what a listener saw and returned, when a body
   entered and settled, each mutation attempt, each observation.
@@ -22,12 +26,27 @@ implementation produces a failing trace instead of a hang.
 from __future__ import annotations
 
 import asyncio
+import inspect
+import json
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["Binding", "ScriptError", "Session", "decode"]
+__all__ = [
+    "STAGES",
+    "STEPS",
+    "Binding",
+    "ScriptError",
+    "Session",
+    "StageKind",
+    "StepKind",
+    "decode",
+]
+
+#: The step table: the one definition of the step language (steps.schema.json is its format).
+STEP_TABLE_PATH: Final = Path(__file__).resolve().parents[1] / "fixtures" / "schema" / "steps.json"
 
 JSON = Any
 
@@ -97,6 +116,11 @@ def jsonable(value: Any, _active: frozenset[int] = frozenset()) -> JSON:
     return {"$special": "host-object", "repr": type(value).__name__}
 
 
+def canonical_json(value: JSON) -> str:
+    """Canonical JSON text: sorted keys, compact separators, non-ASCII characters unescaped."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 class Binding:
     """How the kit reads and builds an implementation's objects. Override what differs."""
 
@@ -127,9 +151,8 @@ class Binding:
         await signal.wait()
 
     def new_controller(self) -> Any:
-        from reference import AbortController
-
-        return AbortController()
+        """A fresh abort controller of the implementation's own kind (a caller's, a replacement)."""
+        raise NotImplementedError("the binding builds the implementation's abort controllers")
 
     def controller_signal(self, controller: Any) -> Any:
         return controller.signal
@@ -239,8 +262,6 @@ class Session:
         return finalize_content
 
     def projection(self, kind: Any, *, content: bool) -> Callable[[Any, Any], Any]:
-        from reference._json import dumps
-
         def project(args: Any, value: Any = None) -> Any:
             if isinstance(kind, Mapping):
                 return decode(kind["const"])
@@ -253,9 +274,11 @@ class Session:
             elif kind == "text" and isinstance(value, str):
                 out = value
             else:
-                out = dumps(jsonable(value))
+                out = canonical_json(jsonable(value))
             if content:
-                return [{"type": "text", "text": out if isinstance(out, str) else dumps(out)}]
+                return [
+                    {"type": "text", "text": out if isinstance(out, str) else canonical_json(out)}
+                ]
             return out
 
         return project
@@ -555,9 +578,75 @@ class Session:
 
 # --------------------------------------------------------------- the step table
 #
-# One entry per step kind of scenario.schema.json (``return`` is handled by the
-# interpreter itself). STEP_STAGES limits where a step may appear; a step out of
-# place is a ScriptError -- a malformed scenario, never blamed on the implementation.
+# What each step kind is comes from steps.json; below is one handler per step kind
+# (``return`` is handled by the interpreter itself). A step out of the stages the
+# table allows, or an async step in a synchronous script, is a ScriptError -- a
+# malformed scenario, never blamed on the implementation.
+
+
+@dataclass(frozen=True)
+class StepKind:
+    """One step kind of the step table (see steps.json's description for each field)."""
+
+    name: str
+    argument: Mapping[str, Any]
+    sync: bool
+    suspends: bool
+    ends: bool
+    stages: frozenset[str]
+    safe: bool
+    safe_in_sync: bool
+    records: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class StageKind:
+    """One stage a script runs in."""
+
+    name: str
+    sync: bool
+    next: bool
+
+
+def load_step_table(
+    path: Path = STEP_TABLE_PATH,
+) -> tuple[Mapping[str, StageKind], Mapping[str, StepKind]]:
+    """The stages and step kinds of a step table, checked for internal consistency."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    stages = {
+        name: StageKind(name, bool(entry["sync"]), bool(entry["next"]))
+        for name, entry in document["stages"].items()
+    }
+    steps: dict[str, StepKind] = {}
+    for name, entry in document["steps"].items():
+        step = StepKind(
+            name=name,
+            argument=entry["argument"],
+            sync=bool(entry["sync"]),
+            suspends=bool(entry["suspends"]),
+            ends=bool(entry["ends"]),
+            stages=frozenset(entry["stages"]),
+            safe=bool(entry["safe"]),
+            safe_in_sync=bool(entry["safeInSync"]),
+            records=entry.get("records"),
+        )
+        if not step.stages <= set(stages):
+            raise ValueError(f"{path}: step {name!r} names unknown stages")
+        if step.suspends and step.sync:
+            raise ValueError(f"{path}: step {name!r} suspends, so it cannot be sync")
+        if step.safe_in_sync and not step.sync:
+            raise ValueError(f"{path}: step {name!r} is safeInSync but not sync")
+        if (step.safe or step.safe_in_sync) and step.ends:
+            raise ValueError(f"{path}: step {name!r} ends a script, so it is not safe")
+        steps[name] = step
+    if "return" not in steps or not steps["return"].ends:
+        raise ValueError(f"{path}: the table lacks the ending step 'return'")
+    return stages, steps
+
+
+_TABLE: Final = load_step_table()
+STAGES: Final[Mapping[str, StageKind]] = _TABLE[0]
+STEPS: Final[Mapping[str, StepKind]] = _TABLE[1]
 
 
 @dataclass
@@ -575,14 +664,10 @@ class _Frame:
     restore: list[Callable[[], None]] = field(default_factory=list)
 
 
-NEXT_STAGES: Final = frozenset({"pre-execute", "wrapper", "post-execute", "code-dispatch-log"})
+NEXT_STAGES: Final = frozenset(name for name, stage in STAGES.items() if stage.next)
+#: The step kinds allowed in only some stages, with those stages.
 STEP_STAGES: Final[Mapping[str, frozenset[str]]] = {
-    "delegate": NEXT_STAGES,
-    "callNext": NEXT_STAGES,
-    "returnNext": NEXT_STAGES,
-    "deferContext": frozenset({"body"}),
-    "concludeTurn": frozenset({"body"}),
-    "replaceSignal": frozenset({"wrapper"}),
+    name: step.stages for name, step in STEPS.items() if step.stages != set(STAGES)
 }
 
 
@@ -590,11 +675,12 @@ def _checked(step: Mapping[str, Any], stage: str, *, sync: bool) -> tuple[str, A
     if len(step) != 1:
         raise ScriptError(f"a step has exactly one key, got {sorted(step)}")
     ((kind, arg),) = step.items()
-    if kind != "return" and kind not in SYNC_STEPS and kind not in ASYNC_STEPS:
+    entry = STEPS.get(kind)
+    if entry is None:
         raise ScriptError(f"unknown step {kind!r}")
-    if kind in STEP_STAGES and stage not in STEP_STAGES[kind]:
+    if stage not in entry.stages:
         raise ScriptError(f"step {kind!r} cannot run in stage {stage}")
-    if sync and kind in ASYNC_STEPS:
+    if sync and not entry.sync:
         raise ScriptError(f"{kind} cannot run in the synchronous {stage} stage")
     return kind, arg
 
@@ -687,7 +773,7 @@ def _mutate(session: Session, frame: _Frame, arg: Any) -> None:
 AsyncStep = Callable[[Session, _Frame, Any], Awaitable[None]]
 SyncStep = Callable[[Session, _Frame, Any], None]
 
-ASYNC_STEPS: Final[Mapping[str, AsyncStep]] = {
+_HANDLERS: Final[Mapping[str, AsyncStep | SyncStep]] = {
     "delegate": _delegate,
     "callNext": _call_next,
     "returnNext": _return_next,
@@ -697,8 +783,6 @@ ASYNC_STEPS: Final[Mapping[str, AsyncStep]] = {
     "replaceSignal": _replace_signal,
     "deferContext": _defer_context,
     "concludeTurn": _conclude_turn,
-}
-SYNC_STEPS: Final[Mapping[str, SyncStep]] = {
     "throw": _throw,
     "abort": _abort,
     "register": _register,
@@ -706,6 +790,27 @@ SYNC_STEPS: Final[Mapping[str, SyncStep]] = {
     "observe": _observe,
     "mutate": _mutate,
 }
+
+
+def _split_handlers() -> tuple[Mapping[str, AsyncStep], Mapping[str, SyncStep]]:
+    """The handlers by the table's sync flag; any disagreement with the table fails the import."""
+    if set(_HANDLERS) != set(STEPS) - {"return"}:
+        raise ImportError(f"handlers disagree with the step table: {set(_HANDLERS) ^ set(STEPS)}")
+    asynchronous: dict[str, AsyncStep] = {}
+    synchronous: dict[str, SyncStep] = {}
+    for name, handler in _HANDLERS.items():
+        if inspect.iscoroutinefunction(handler) == STEPS[name].sync:
+            raise ImportError(f"the handler of {name!r} disagrees with the table's sync flag")
+        if STEPS[name].sync:
+            synchronous[name] = handler  # type: ignore[assignment]
+        else:
+            asynchronous[name] = handler  # type: ignore[assignment]
+    return asynchronous, synchronous
+
+
+_SPLIT: Final = _split_handlers()
+ASYNC_STEPS: Final[Mapping[str, AsyncStep]] = _SPLIT[0]
+SYNC_STEPS: Final[Mapping[str, SyncStep]] = _SPLIT[1]
 
 
 def _restorer(dispatch: Any, previous: Any) -> Callable[[], None]:

@@ -16,10 +16,26 @@ from typing import Any
 
 import reference
 from conformance.core.adapter import CAPABILITIES, AdapterInfo
+from conformance.core.code_runtime import ScriptedCodeRuntime
 from conformance.core.interpreter import Binding, Session, decode, jsonable
-from reference import Registry, ScriptedCodeRuntime, ToolExecutionInput, run_batch
+from reference import (
+    AbortController,
+    CodeRunFailed,
+    Registry,
+    ToolCallError,
+    ToolExecutionInput,
+    materialize,
+    run_batch,
+)
 
-__all__ = ["ACTION_DEADLINE_S", "ReferenceAdapter", "build_definition", "run_actions"]
+__all__ = [
+    "ACTION_DEADLINE_S",
+    "ReferenceAdapter",
+    "ReferenceBinding",
+    "build_definition",
+    "code_runtime",
+    "run_actions",
+]
 
 ACTION_DEADLINE_S = 5.0
 
@@ -56,6 +72,20 @@ def build_definition(session: Session, spec: Mapping[str, Any]) -> dict[str, Any
     return definition
 
 
+class ReferenceBinding(Binding):
+    """The default binding, with the reference's own abort controllers."""
+
+    def new_controller(self) -> Any:
+        return AbortController()
+
+
+def code_runtime() -> ScriptedCodeRuntime:
+    """The kit's scripted code runtime, speaking the reference's failure types."""
+    return ScriptedCodeRuntime(
+        failure=CodeRunFailed, call_error=ToolCallError, returned=materialize
+    )
+
+
 class ReferenceAdapter:
     """Runs scenarios on :class:`reference.Registry` (or a variant built by ``factory``)."""
 
@@ -73,7 +103,7 @@ class ReferenceAdapter:
         )
         self._info = AdapterInfo(name=name, version=version, capabilities=frozenset(CAPABILITIES))
         self._batch = batch
-        self._binding = binding
+        self._binding = binding or ReferenceBinding()
 
     def describe(self) -> AdapterInfo:
         return self._info
@@ -85,7 +115,7 @@ class ReferenceAdapter:
         session = Session(scenario, self._binding)
         registry = self._factory(scenario)
         if scenario.get("registry", {}).get("mode", "native") != "native":
-            registry.code_runtime = ScriptedCodeRuntime()
+            registry.code_runtime = code_runtime()
         if "approval" in scenario:
             registry.approval = session.approval(scenario["approval"])
         specs = {t.get("key", t["name"]): t for t in scenario.get("tools", [])}

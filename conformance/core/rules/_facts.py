@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from jsonschema.validators import Draft202012Validator
 
 from conformance.core import strategies as s
+from conformance.core.interpreter import STEPS
 from conformance.core.model import CallView, View, resolve
 from conformance.core.scenario import mutates_registry, scripts_of
 
@@ -73,10 +74,11 @@ MISSING: Any = object()
 ABORTED_BEFORE_DISPATCH = "ABORTED_BEFORE_DISPATCH"
 UNKNOWN_TOOL = "UNKNOWN_TOOL"
 
-# Steps that never end a script and never raise (in any stage that allows them).
-SAFE_STEPS = frozenset({"observe", "mutate", "yield", "register", "dispose"})
-# The same, for synchronous scripts (guards, classifiers, finalizers), where abort is harmless.
-SYNC_SAFE_STEPS = frozenset({"observe", "mutate", "register", "dispose", "abort"})
+# Steps that never end a script and never raise (in any stage that allows them),
+# and the same for synchronous scripts (guards, classifiers, finalizers), where
+# abort is harmless: both read from the step table (fixtures/schema/steps.json).
+SAFE_STEPS = frozenset(name for name, step in STEPS.items() if step.safe)
+SYNC_SAFE_STEPS = frozenset(name for name, step in STEPS.items() if step.safe_in_sync)
 
 # Event stage -> the scenario key of the listeners that record it.
 STAGE_KEYS = {
@@ -87,7 +89,7 @@ STAGE_KEYS = {
     "result": "observers",
 }
 
-_ENDS = ("return", "throw", "delegate", "returnNext")
+_ENDS = tuple(name for name, step in STEPS.items() if step.ends)
 
 
 # ------------------------------------------------------------------ JSON values
