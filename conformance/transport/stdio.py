@@ -495,7 +495,7 @@ class StdioAdapter(SessionAdapter):
 
     @staticmethod
     def _status(process: _Process) -> str:
-        process.wait_exit(1.0)  # it is exiting: let it, to say how
+        process.wait_exit(3.0)  # it is exiting: let it, to say how
         return process.exit_status()
 
     def _kill(self) -> None:
