@@ -1,7 +1,7 @@
 // The scenario language on the real @deepseek-ai/dsh-tools registry.
 //
 // This file is conformance/adapters/reference.py with the API calls swapped: it
-// builds the set-up from script.mjs's Session factories (which interpret every
+// builds the set-up from @toolreg/interpreter's Session factories (which interpret every
 // scripted step and record every event), maps them onto the upstream API (a
 // fresh Cordis context per scenario with ToolRuntime and its SystemPrompt,
 // agent scopes from dsh-scope, a stand-in approval service, the timeout policy
@@ -19,7 +19,7 @@ import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import * as TimeoutPolicy from '@deepseek-ai/dsh-tool-call-timeout-policy'
 import { TOOL_RUNTIME_SCHEDULER, ToolRuntime } from '@deepseek-ai/dsh-tools'
 
-import { decode, jsonable, ScriptError, Session } from './script.mjs'
+import { Binding, decode, jsonable, runProgram, ScriptError, Session } from '@toolreg/interpreter'
 
 const require = createRequire(import.meta.url)
 const UPSTREAM = JSON.parse(readFileSync(require.resolve('@deepseek-ai/dsh-tools/package.json'), 'utf8'))
@@ -85,14 +85,11 @@ export function describeError(e) {
 }
 
 /**
- * A code runtime whose program is JSON: `{"steps": [...]}` (reference.ScriptedCodeRuntime).
- *
- * Steps: `{"call": NAME, "arguments": {...}}` calls a binding of the `tools`
- * namespace (a rejection is recorded, the program goes on); `{"log": TEXT}`;
- * `{"return": VALUE}` ends the program with VALUE; `{"fail": TEXT}` fails the
- * run. Without a `return` the program's value is the list of call outcomes,
- * each `{"ok": value}` or `{"error": {"toolName": ..., "message": ...}}`.
- * Failures are a result field (`error: {kind, message}`), per the CodeRuntime contract.
+ * The kit's run_code program runtime (@toolreg/interpreter's runProgram, the
+ * twin of conformance/core/code_runtime.py) as a dsh-tools CodeRuntime: `call`
+ * is a binding of the `tools` namespace (a rejection becomes an outcome named
+ * by the namespace's error member property), and a failed run is a result
+ * field (`error: {kind, message}`), per the CodeRuntime contract.
  */
 class ScriptedCodeRuntime extends CodeRuntime {
   /** dsh-tools gates Code Mode on an SDK renderer for the runtime's language. */
@@ -101,36 +98,44 @@ class ScriptedCodeRuntime extends CodeRuntime {
 
   async run(request) {
     const logs = []
-    let steps
-    try {
-      steps = JSON.parse(request.program).steps
-      if (!Array.isArray(steps)) throw new TypeError('"steps" is not a list')
-    } catch (e) {
-      return { logs, error: { kind: 'exception', message: `not a scripted program: ${e.message}` } }
-    }
     const namespace = request.bindings.find((b) => b.global === 'tools')
     const functions = namespace?.functions ?? {}
     const memberProperty = namespace?.errorClass?.memberNameProperty ?? 'toolName'
-    const outcomes = []
-    for (const step of steps) {
-      if (step === null || typeof step !== 'object') continue
-      if ('call' in step) {
-        try {
-          const binding = functions[step.call]
-          if (typeof binding !== 'function') throw new TypeError(`tools.${step.call} is not a function`)
-          outcomes.push({ ok: await binding(step.arguments ?? {}) })
-        } catch (e) {
-          outcomes.push({ error: { [memberProperty]: step.call, message: e?.message ?? String(e) } })
-        }
-      } else if ('log' in step) {
-        logs.push(String(step.log))
-      } else if ('return' in step) {
-        return { value: step.return, logs }
-      } else if ('fail' in step) {
-        return { logs, error: { kind: 'exception', message: String(step.fail) } }
-      }
+    const ran = await runProgram(request.program, {
+      call(name, args) {
+        const binding = functions[name]
+        if (typeof binding !== 'function') throw new TypeError(`tools.${name} is not a function`)
+        return binding(args)
+      },
+      log: (line) => logs.push(line),
+      callError: (name, e) => ({ [memberProperty]: name, message: e?.message ?? String(e) }),
+    })
+    if ('failed' in ran) return { logs, error: { kind: 'exception', message: ran.failed } }
+    return { value: ran.value, logs }
+  }
+}
+
+/**
+ * The interpreter's default Binding, with what dsh-tools shapes its own way: a
+ * code-dispatch-log record names its call `subCallId` and its parent execution
+ * `exec`; a post-execute block's feedback is ContentBlock[].
+ */
+export class DshBinding extends Binding {
+  callId(execution) {
+    return execution?.callId ?? execution?.subCallId ?? null
+  }
+  hasParent(execution) {
+    // An execution names its parent token; a code-dispatch-log record names its parent execution.
+    return execution?.parent !== undefined || execution?.exec !== undefined
+  }
+  postDecision(data) {
+    const decision = super.postDecision(data)
+    // Upstream block feedback is ContentBlock[]; the spec's block(feedback) with a
+    // string feedback means one text block.
+    if (decision && decision.kind === 'block' && typeof decision.feedback === 'string') {
+      return { ...decision, feedback: [{ type: 'text', text: decision.feedback }] }
     }
-    return { value: outcomes, logs }
+    return decision
   }
 }
 
@@ -222,7 +227,7 @@ async function boot(scenario, session) {
  * @param {object} scenario
  */
 export async function runScenario(scenario) {
-  const session = new Session(scenario)
+  const session = new Session(scenario, new DshBinding())
   const log = []
   const agents = new Map()
   /** The stand-in for an upstream Agent: a scope key with the session the Code Mode bridge logs to. */

@@ -28,7 +28,7 @@ process.on('uncaughtException', (error) => {
 const { createInterface } = await import('node:readline')
 // Imported after stdout is guarded, so nothing the modules print at load time reaches it.
 const { CAPABILITIES, IMPLEMENTATION, MISSING, runScenario } = await import('./dsh.mjs')
-const { ScriptError } = await import('./script.mjs')
+const { ScriptError } = await import('@toolreg/interpreter')
 
 function send(message) {
   let line
