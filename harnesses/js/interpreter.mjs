@@ -1,18 +1,54 @@
-// Scripted behaviour for JavaScript registries: a faithful port of conformance/script.py.
+// Scripted behaviour for JavaScript registries: the scenario step interpreter.
 //
-// conformance/script.py is THE definition of the step vocabulary and of every
-// trace event; this file mirrors it function by function (Session, Binding, the
-// step table, decode, jsonable) so that the same scenario run on the same
-// behaviour yields the same trace. Where JavaScript forces a choice that Python
-// does not have (None vs undefined vs null, non-string keys, event-loop turns),
-// the choice is made here once and listed in README.md ("Binding choices").
+// What each step kind is (sync or async, whether it suspends or ends a script,
+// the stages it may run in) is not written here: it is read from the step
+// table, conformance/fixtures/schema/steps.json, the one definition of the
+// language. This file supplies one handler per step kind and checks at load
+// that the two agree. It mirrors conformance/core/interpreter.py (Session,
+// Binding, decode, jsonable) so that the same scenario run on the same
+// behaviour yields the same trace; the golden cases
+// conformance/fixtures/interpreter/*.json prove it (test/golden.test.mjs).
+// Where JavaScript forces a choice that Python does not have (None vs
+// undefined vs null, non-string keys, event-loop turns), the choice is made
+// here once and listed in README.md ("Binding choices").
 //
-// Rules of this file (as for its Python original):
+// Rules of this file (as for its Python twin):
 // * Every event in a trace is recorded here, by the kit's own callables, never
 //   by the implementation under test.
 // * How to read the implementation's objects is the Binding's business.
 // * Deadlines, not sleeps: waitForAbort and barrier wait at most
 //   Session.waitMs, then record `met: false` and go on.
+
+import { readFileSync } from 'node:fs'
+
+/** Where the step table is: TOOLREG_STEP_TABLE, else the kit's copy in this checkout. */
+export const STEP_TABLE_URL = process.env.TOOLREG_STEP_TABLE
+  ? new URL(process.env.TOOLREG_STEP_TABLE, `file://${process.cwd()}/`)
+  : new URL('../../conformance/fixtures/schema/steps.json', import.meta.url)
+
+/**
+ * The stages and step kinds of a step table, checked for internal consistency.
+ * @param {URL | string} url
+ * @returns {{stages: Record<string, {sync: boolean, next: boolean}>, steps: Record<string, object>}}
+ */
+export function loadStepTable(url = STEP_TABLE_URL) {
+  const document = JSON.parse(readFileSync(url, 'utf8'))
+  const stages = document.stages
+  const steps = {}
+  for (const [name, entry] of Object.entries(document.steps)) {
+    const step = { ...entry, name, stages: new Set(entry.stages) }
+    for (const stage of step.stages) {
+      if (!(stage in stages)) throw new Error(`${url}: step ${name} names unknown stage ${stage}`)
+    }
+    if (step.suspends && step.sync) throw new Error(`${url}: step ${name} suspends, so it cannot be sync`)
+    steps[name] = step
+  }
+  if (!steps.return?.ends) throw new Error(`${url}: the table lacks the ending step 'return'`)
+  return { stages, steps }
+}
+
+/** The step table this interpreter runs (loaded once). */
+export const STEP_TABLE = loadStepTable()
 
 /** A script is malformed for the stage it runs in (a kit or scenario bug, never the implementation's). */
 export class ScriptError extends Error {
@@ -151,14 +187,15 @@ function pyRepr(part) {
 }
 
 /**
- * How the kit reads and builds an implementation's objects. The defaults fit
- * @deepseek-ai/dsh-tools: camelCase fields, AbortController signals, agents as
- * objects carrying the scenario's agent id.
+ * How the kit reads and builds an implementation's objects. The defaults:
+ * camelCase fields, AbortController signals, an agent as its id or as an
+ * object carrying it. A harness overrides what its implementation shapes
+ * differently (harnesses/dsh/dsh.mjs's DshBinding).
  */
 export class Binding {
   // -- executions (also: an approval request, a code-dispatch-log record)
   callId(execution) {
-    return execution?.callId ?? execution?.subCallId ?? null
+    return execution?.callId ?? null
   }
   toolName(execution) {
     return execution?.name ?? null
@@ -172,8 +209,7 @@ export class Binding {
     return typeof agent === 'string' ? agent : (agent.id ?? null)
   }
   hasParent(execution) {
-    // An execution names its parent token; a code-dispatch-log record names its parent execution.
-    return execution?.parent !== undefined || execution?.exec !== undefined
+    return execution?.parent !== undefined
   }
   arguments(execution) {
     return execution?.arguments
@@ -215,13 +251,7 @@ export class Binding {
     return nothing(decode(data))
   }
   postDecision(data) {
-    const decision = nothing(decode(data))
-    // Upstream block feedback is ContentBlock[]; the spec's block(feedback) with a
-    // string feedback means one text block.
-    if (decision && decision.kind === 'block' && typeof decision.feedback === 'string') {
-      return { ...decision, feedback: [{ type: 'text', text: decision.feedback }] }
-    }
-    return decision
+    return nothing(decode(data))
   }
   // -- the body's run context
   deferContext(ctx, message) {
@@ -472,17 +502,12 @@ export class Session {
     try {
       try {
         for (const step of steps) {
-          const [kind, arg] = checked(step, stage, false)
+          const [kind, arg, entry] = checked(step, stage, false)
           if (kind === 'return') throw new Return(convert(arg))
-          const asyncStep = ASYNC_STEPS[kind]
-          if (asyncStep !== undefined) {
-            // Await only what suspends: like awaiting a Python coroutine that
-            // never suspends, a step that settles at once costs no turn.
-            const pending = asyncStep(this, frame, arg)
-            if (pending !== undefined) await pending
-          } else {
-            SYNC_STEPS[kind](this, frame, arg)
-          }
+          // Await only what suspends: like awaiting a Python coroutine that
+          // never suspends, a step that settles at once costs no turn.
+          if (entry.suspends) await HANDLERS[kind](this, frame, arg)
+          else HANDLERS[kind](this, frame, arg)
         }
         value = convert(undefined)
       } finally {
@@ -514,7 +539,7 @@ export class Session {
           this.events.push({ ...frame.who, at: 'exit', returned: jsonable(arg) })
           return value
         }
-        SYNC_STEPS[kind](this, frame, arg)
+        HANDLERS[kind](this, frame, arg)
       }
     } catch (e) {
       if (e instanceof ScriptError) {
@@ -625,35 +650,23 @@ export class Session {
   }
 }
 
-// --------------------------------------------------------------- the step table
+// --------------------------------------------------------------- the step handlers
 //
-// One entry per step kind of scenario.schema.json (`return` is handled by the
-// interpreter itself). STEP_STAGES limits where a step may appear; a step out of
-// place is a ScriptError -- a malformed scenario, never blamed on the implementation.
-
-const NEXT_STAGES = new Set(['pre-execute', 'wrapper', 'post-execute', 'code-dispatch-log'])
-const STEP_STAGES = {
-  delegate: NEXT_STAGES,
-  callNext: NEXT_STAGES,
-  returnNext: NEXT_STAGES,
-  deferContext: new Set(['body']),
-  concludeTurn: new Set(['body']),
-  replaceSignal: new Set(['wrapper']),
-}
+// One handler per step kind of the step table (`return` is handled by the
+// interpreter itself). A step out of the stages the table allows, or an async
+// step in a synchronous script, is a ScriptError -- a malformed scenario, never
+// blamed on the implementation.
 
 function checked(step, stage, sync) {
   const keys = Object.keys(step ?? {})
   if (keys.length !== 1) throw new ScriptError(`a step has exactly one key, got ${JSON.stringify(keys.sort())}`)
   const kind = keys[0]
   const arg = step[kind]
-  if (kind !== 'return' && !(kind in SYNC_STEPS) && !(kind in ASYNC_STEPS)) {
-    throw new ScriptError(`unknown step ${JSON.stringify(kind)}`)
-  }
-  if (kind in STEP_STAGES && !STEP_STAGES[kind].has(stage)) {
-    throw new ScriptError(`step ${JSON.stringify(kind)} cannot run in stage ${stage}`)
-  }
-  if (sync && kind in ASYNC_STEPS) throw new ScriptError(`${kind} cannot run in the synchronous ${stage} stage`)
-  return [kind, arg]
+  const entry = Object.hasOwn(STEP_TABLE.steps, kind) ? STEP_TABLE.steps[kind] : undefined
+  if (entry === undefined) throw new ScriptError(`unknown step ${JSON.stringify(kind)}`)
+  if (!entry.stages.has(stage)) throw new ScriptError(`step ${JSON.stringify(kind)} cannot run in stage ${stage}`)
+  if (sync && !entry.sync) throw new ScriptError(`${kind} cannot run in the synchronous ${stage} stage`)
+  return [kind, arg, entry]
 }
 
 async function callNextStep(session, frame, remember, giveBack) {
@@ -667,10 +680,16 @@ async function callNextStep(session, frame, remember, giveBack) {
   }
 }
 
-const ASYNC_STEPS = {
-  delegate: (session, frame) => callNextStep(session, frame, true, true),
-  callNext: (session, frame) => callNextStep(session, frame, true, false),
-  returnNext: (session, frame) => callNextStep(session, frame, false, true),
+const HANDLERS = {
+  async delegate(session, frame) {
+    await callNextStep(session, frame, true, true)
+  },
+  async callNext(session, frame) {
+    await callNextStep(session, frame, true, false)
+  },
+  async returnNext(session, frame) {
+    await callNextStep(session, frame, false, true)
+  },
   async waitForAbort(session, frame) {
     const signal = session.signalOf(frame.execution, frame.ctx, frame.dispatch)
     const met = await session.within(session.binding.waitAborted(signal))
@@ -701,9 +720,6 @@ const ASYNC_STEPS = {
   concludeTurn(session, frame) {
     session.binding.concludeTurn(frame.ctx)
   },
-}
-
-const SYNC_STEPS = {
   throw(session, frame, arg) {
     throw new Error(arg)
   },
@@ -728,3 +744,20 @@ const SYNC_STEPS = {
     session.events.push({ ...frame.who, mutate: where, raised })
   },
 }
+
+/** Handlers for exactly the table's kinds; a handler is async exactly when its step suspends. */
+function checkHandlers() {
+  const kinds = Object.keys(STEP_TABLE.steps).filter((kind) => kind !== 'return')
+  const missing = kinds.filter((kind) => !(kind in HANDLERS))
+  const extra = Object.keys(HANDLERS).filter((kind) => !(kind in STEP_TABLE.steps))
+  if (missing.length || extra.length) {
+    throw new Error(`handlers disagree with the step table: missing ${missing}, extra ${extra}`)
+  }
+  for (const kind of kinds) {
+    const isAsync = HANDLERS[kind].constructor.name === 'AsyncFunction'
+    if (isAsync !== STEP_TABLE.steps[kind].suspends) {
+      throw new Error(`the handler of ${kind} disagrees with the table's suspends flag`)
+    }
+  }
+}
+checkHandlers()

@@ -1,0 +1,14 @@
+// @toolreg/interpreter: the scenario language for JavaScript harnesses.
+export {
+  Binding,
+  decode,
+  dumps,
+  jsonable,
+  loadStepTable,
+  nothing,
+  ScriptError,
+  Session,
+  STEP_TABLE,
+  STEP_TABLE_URL,
+} from './interpreter.mjs'
+export { runProgram } from './program.mjs'
