@@ -29,7 +29,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import inspect
+import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -127,6 +129,22 @@ class _Tool:
     output_validator: Draft202012Validator = field(repr=False)
 
 
+def _validator(schema: Any) -> Draft202012Validator:
+    """A checked validator for the JSON Schema ``schema`` (SchemaError if it is not one).
+
+    Validators are immutable; registrations reuse a few distinct schemas many
+    times, so each is checked and compiled once, keyed by its canonical JSON.
+    """
+    return _validator_for(json.dumps(schema, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=256)
+def _validator_for(canonical: str) -> Draft202012Validator:
+    schema = json.loads(canonical)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
 def _compile(definition: Mapping[str, Any]) -> _Tool:
     if not isinstance(definition, Mapping):
         raise RegistrationError("DEF-1: a definition is a mapping of fields")
@@ -138,7 +156,7 @@ def _compile(definition: Mapping[str, Any]) -> _Tool:
         raise RegistrationError(f"DEF-1: tool {name!r}: `description` must be a string")
     try:
         parameters = materialize(definition.get("parameters", {"type": "object"}))
-        Draft202012Validator.check_schema(thaw(parameters))
+        params_validator = _validator(thaw(parameters))
     except (NotLosslessJSON, jsonschema.SchemaError) as e:
         raise RegistrationError(f"DEF-1: tool {name!r}: invalid `parameters`: {e}") from None
     execute = definition.get("execute")
@@ -153,7 +171,7 @@ def _compile(definition: Mapping[str, Any]) -> _Tool:
         raise RegistrationError(f"DEF-3: tool {name!r}: `output` needs `schema` and `render`")
     try:
         output_schema = materialize(output["schema"])
-        Draft202012Validator.check_schema(thaw(output_schema))
+        output_validator = _validator(thaw(output_schema))
     except (NotLosslessJSON, jsonschema.SchemaError) as e:
         raise RegistrationError(f"DEF-3: tool {name!r}: invalid `output.schema`: {e}") from None
     meta = output.get("presentation_meta")
@@ -181,8 +199,8 @@ def _compile(definition: Mapping[str, Any]) -> _Tool:
         timeout_ms=timeout_ms,
         is_concurrency_safe=definition.get("is_concurrency_safe"),
         definition=definition,
-        params_validator=Draft202012Validator(thaw(parameters)),
-        output_validator=Draft202012Validator(thaw(output_schema)),
+        params_validator=params_validator,
+        output_validator=output_validator,
     )
 
 

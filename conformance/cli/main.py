@@ -28,9 +28,10 @@ from conformance.cli.common import (
     writable_dir,
 )
 from conformance.cli.common import load as _load_adapter
-from conformance.core.adapter import Adapter, AdapterError, ImplementationFailure, ScenarioSkipped
+from conformance.core.adapter import FAILURE_CATEGORIES, Adapter, AdapterError
 from conformance.core.runner import keep_hypothesis_out_of_the_cwd
 from conformance.core.scenario import FixtureError, load_json, validate
+from conformance.vocab import Status
 
 __all__ = ["main"]
 
@@ -344,8 +345,7 @@ def _replay_one(
     out: TextIO,
 ) -> tuple[int, bool]:
     """(exit code, whether the implementation produced a trace)."""
-    from conformance.core.fixture_checks import check_expect
-    from conformance.core.runner import KitError, judge
+    from conformance.core.evaluate import KitError, evaluate
 
     info = adapter.describe()
     who = f"{info.name} {info.version}"
@@ -353,40 +353,28 @@ def _replay_one(
     print(f"replaying {scenario.get('id')} ({target}) on {who}", file=out)
     for line in required:
         print(f"  originally: {line}", file=out)
-    problems: list[str] = []
     try:
-        trace = adapter.run(scenario)
-        validate(trace, "trace", f"trace of {scenario.get('id')}")
-    except ScenarioSkipped as e:
-        print(f"SKIPPED: {who} cannot express this scenario: {e.reason}", file=out)
-        return EXIT_USAGE, False
-    except FixtureError as e:
-        problems.append(f"malformed trace: {e}")
-        trace = None
-    except ImplementationFailure as e:
-        problems.append(f"the implementation failed to answer: {e}")
-        if e.stderr:
-            problems.append("its stderr:\n" + e.stderr)
-        trace = None
-    except Exception as e:
-        problems.append(f"the adapter raised {type(e).__name__}: {e}")
-        trace = None
+        evaluation = evaluate(adapter, scenario, rules=[rule] if rule else None)
+    except KitError as e:
+        print(f"KIT ERROR (a bug in the kit, not the implementation): {e}", file=out)
+        return EXIT_USAGE, True
+    trace, no_trace = evaluation.trace, evaluation.no_trace
+    problems: list[str] = []
+    if no_trace is not None:
+        if no_trace.status is Status.SKIPPED:
+            print(f"SKIPPED: {who} cannot express this scenario: {no_trace.reason}", file=out)
+            return EXIT_USAGE, False
+        if no_trace.category in FAILURE_CATEGORIES:
+            problems.append(f"the implementation failed to answer: {no_trace.message}")
+        else:
+            problems.append(no_trace.message)
+        if no_trace.stderr:
+            problems.append("its stderr:\n" + no_trace.stderr)
     checks = 0
-    if trace is not None:
-        try:
-            verdicts = judge(scenario, trace, [rule] if rule else None)
-        except KitError as e:
-            print(f"KIT ERROR (a bug in the kit, not the implementation): {e}", file=out)
-            return EXIT_USAGE, True
-        for rid, found in check_expect(scenario, trace).items():
-            if rid in verdicts:
-                verdicts[rid] = verdicts[rid] + found
-        for rid, found in verdicts.items():
-            checks += len(found)
-            problems += [f"{rid} {v.subject}: {v.message}" for v in found if not v.ok]
-        for action in trace.get("actions", []):
-            if action.get("raised"):
-                problems.append(f"an action raised: {action['raised']}")
+    for rid, found in evaluation.verdicts.items():
+        checks += len(found)
+        problems += [f"{rid} {v.subject}: {v.message}" for v in found if not v.ok]
+    problems += [f"an action raised: {raised}" for raised in evaluation.raised]
     if problems:
         print(f"still FAILING: {target} on {who}", file=out)
         for problem in problems:

@@ -1,28 +1,30 @@
-"""The ``expect`` block of a fixture, judged generically.
+"""The ``expect`` block of a fixture, judged generically: a checker of the rule table.
 
 Fixtures carry an explicit ``expect`` block so other-language projects can
-use ``fixtures/`` without Python. The Python kit checks it too, and
-attributes any mismatch to the fixture's listed rules -- or, when a call's
-expectation names ``rules``, to those only.
+use ``fixtures/`` without Python. The Python kit checks it too, as one more
+entry of the rule table (:func:`~conformance.core.rules.checker`): any
+mismatch counts for the fixture's listed rules -- or, when a call's
+expectation names ``rules``, for those only -- beside their predicates'
+verdicts. (Not to be confused with ``--expect``, the regression gating of
+:mod:`conformance.reporting.expectations`.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from conformance.core.model import View
-from conformance.core.rules import Verdict
+from conformance.core.rules import Verdict, checker
 from conformance.core.rules._facts import message
 
-__all__ = ["check_expect"]
+__all__ = ["fixture_block"]
 
 
-def check_expect(fixture: Mapping[str, Any], trace: Mapping[str, Any]) -> dict[str, list[Verdict]]:
+@checker
+def fixture_block(view: View) -> dict[str, list[Verdict]]:
+    """The verdicts of a fixture's ``expect`` block, per rule ID it speaks for."""
+    fixture = view.scenario
     expectations = fixture.get("expect") or {}
     if not expectations:
         return {}
-    view = View(fixture, trace)
     listed = list(fixture.get("rules", []))
     out: dict[str, list[Verdict]] = {rid: [] for rid in listed}
     by_id = {c.id: c for c in view.calls}

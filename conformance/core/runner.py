@@ -17,31 +17,42 @@ adapter does not declare), ``untested`` (not black-box checkable),
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import json
+import logging
+import multiprocessing
 import os
+import signal
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import Any, ClassVar
 
 import hypothesis
 from hypothesis import HealthCheck, Phase, given, settings
 
 from conformance import __version__
-from conformance.core.adapter import (
-    Adapter,
-    AdapterInfo,
-    ImplementationFailure,
-    ScenarioSkipped,
-    requirements,
-)
-from conformance.core.rules import FOCUS, RULES, Focus, Verdict
-from conformance.core.scenario import FIXTURES, FixtureError, load_json, validate
+from conformance.core.adapter import Adapter, AdapterInfo, requirements
+from conformance.core.evaluate import Evaluation, KitError, NoTrace, evaluate, judge
+from conformance.core.rules import FOCUS, RULES, Focus
+from conformance.core.scenario import FIXTURES, load_json, validate
+from conformance.vocab import Status
 
-__all__ = ["PROFILES", "RuleOutcome", "RunResult", "Tally", "judge", "run_suite"]
+__all__ = [
+    "PROFILES",
+    "KitError",
+    "RuleOutcome",
+    "RunResult",
+    "Tally",
+    "interruptible",
+    "judge",
+    "run_suite",
+]
 
 
 PROFILES: Mapping[str, Mapping[str, Any]] = {
@@ -50,10 +61,10 @@ PROFILES: Mapping[str, Mapping[str, Any]] = {
     "thorough": {"max_examples": 1000, "derandomize": False},
 }
 MAX_FAILURES_KEPT = 3
+SEED_SALT = ""  # see stable_seed
+FIXTURES_PER_UNIT = 12  # fixtures handed to a worker at once (-j N)
 
-
-class KitError(Exception):
-    """A bug in the kit itself (a predicate or strategy crashed), never the implementation's."""
+Problem = NoTrace  # the former name of "why a scenario produced no trace"
 
 
 @dataclass
@@ -68,21 +79,11 @@ class Failure:
 
 
 @dataclass
-class Problem:
-    """Why a scenario produced no trace: skipped, or an error/timeout of the implementation."""
-
-    kind: str  # "skipped" | "error" | "timeout"
-    message: str
-    category: str
-    stderr: str = ""
-
-
-@dataclass
 class RuleOutcome:
     id: str
     title: str
     group: str
-    status: str = "not-exercised"
+    status: str = Status.NOT_EXERCISED
     checks: int = 0
     reason: str | None = None
     failures: list[Failure] = field(default_factory=list)
@@ -95,12 +96,20 @@ class RuleOutcome:
         """Every kept failure, error and timeout, in that order."""
         return [*self.failures, *self.errors, *self.timeouts]
 
+    def buckets(self) -> list[tuple[Status, list[Failure]]]:
+        """(status, kept failures) for violations, errors and timeouts, in that order."""
+        return [
+            (Status.FAIL, self.failures),
+            (Status.ERROR, self.errors),
+            (Status.TIMEOUT, self.timeouts),
+        ]
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "id": self.id,
             "title": self.title,
             "group": self.group,
-            "status": self.status,
+            "status": str(self.status),
             "checks": self.checks,
         }
         if self.reason:
@@ -109,17 +118,13 @@ class RuleOutcome:
             out["expected"] = dict(self.expected)
         out["failures"] = [
             {
-                "kind": kind,
+                "kind": str(kind),
                 "message": f.message,
                 "scenario": f.scenario_id,
                 "counterexample": f.counterexample,
                 **({"category": f.category} if f.category else {}),
             }
-            for kind, items in (
-                ("fail", self.failures),
-                ("error", self.errors),
-                ("timeout", self.timeouts),
-            )
+            for kind, items in self.buckets()
             for f in items
         ]
         return out
@@ -137,17 +142,23 @@ class RunResult:
     notes: list[str] = field(default_factory=list)  # hints added after the run (e.g. by --expect)
     transport: dict[str, Any] | None = None  # the adapter's diagnostics(), if it has any
     protocol: dict[str, Any] | None = None  # fuzz-protocol's section, merged in afterwards
+    # Interrupted (SIGINT/SIGTERM): the run stopped early; ``not_run`` names the rules
+    # some of whose sources (fixtures, property) never ran.
+    incomplete: bool = False
+    not_run: list[str] = field(default_factory=list)
+    jobs: int = 1
 
     def failing(self, outcome: RuleOutcome) -> bool:
         """Whether this rule's outcome makes the run non-conformant."""
-        bad = {"fail", "error", "timeout", "unexpected-pass"}
-        if self.profile == "ci":
-            bad.add("not-exercised")
-        return outcome.status in bad
+        return Status(outcome.status).fails_run(self.profile)
 
     @property
     def conformant(self) -> bool:
-        return not self.kit_errors and not any(self.failing(r) for r in self.rules)
+        return (
+            not self.incomplete
+            and not self.kit_errors
+            and not any(self.failing(r) for r in self.rules)
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -158,6 +169,8 @@ class RunResult:
             "durationSeconds": round(self.duration_s, 3),
             "scenarios": self.scenarios,
             "conformant": self.conformant,
+            "incomplete": self.incomplete,
+            **({"notRun": list(self.not_run)} if self.incomplete else {}),
             "kitErrors": self.kit_errors,
             "notes": self.notes,
             **({"transport": self.transport} if self.transport is not None else {}),
@@ -166,30 +179,81 @@ class RunResult:
         }
 
 
-def judge(
-    scenario: Mapping[str, Any], trace: Mapping[str, Any], rule_ids: Iterable[str] | None = None
-) -> dict[str, list[Verdict]]:
-    """Every selected rule's verdicts on one (scenario, trace); KitError if a predicate crashes."""
-    out: dict[str, list[Verdict]] = {}
-    for rule_id in rule_ids if rule_ids is not None else RULES:
-        rule = RULES[rule_id]
-        if rule.check is None:
-            continue
-        try:
-            out[rule_id] = list(rule.check(scenario, trace))
-        except Exception as e:
-            where = f"predicate {rule_id} crashed on scenario {scenario.get('id')!r}"
-            raise KitError(f"{where}: {type(e).__name__}: {e}") from e
-    return out
+# ------------------------------------------------------------------ interruption
+
+
+class _Interrupt:
+    """The state of a SIGINT/SIGTERM during :func:`interruptible`."""
+
+    signal: str | None = None
+
+
+def interrupted() -> bool:
+    """Has a SIGINT/SIGTERM arrived during the current :func:`interruptible` block?"""
+    return _Interrupt.signal is not None
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    if _Interrupt.signal is not None:  # the second one: stop now, whatever is going on
+        os.write(2, b"interrupted again: exiting at once\n")
+        os._exit(130)
+    _Interrupt.signal = signal.Signals(signum).name
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """SIGINT and SIGTERM raise KeyboardInterrupt in the block; a second one exits 130 at once.
+
+    The handler is the kit's own (not Python's default), so an event loop in the
+    implementation does not turn the interrupt into a cancellation it may swallow;
+    and the runner checks :func:`interrupted` after every scenario, so a swallowed
+    KeyboardInterrupt still stops the run. Outside the main thread: no effect.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    _Interrupt.signal = None
+    for sig in saved:
+        signal.signal(sig, _on_signal)
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+        _Interrupt.signal = None
+
+
+# -------------------------------------------------------------------- the tally
+
+
+@dataclass
+class Partial:
+    """What one unit of work (some fixtures, or one property) found: merged into a Tally."""
+
+    outcomes: dict[str, RuleOutcome]
+    kit_errors: list[str]
+    scenarios: int
+    sources: dict[str, int]
+    skips: list[tuple[str, str, bool]]  # (rule, reason, overwrite) in the order noted
+    leads: dict[str, Failure]  # a property's shrunk failure, first in its rule's list
+    logs: list[tuple[str, int, str]] = field(default_factory=list)  # (logger, level, text)
 
 
 class Tally:
     """Accumulates verdicts per rule across every scenario of a run."""
 
-    def __init__(self, rule_ids: Sequence[str], adapter: Adapter, report_dir: Path | None) -> None:
+    def __init__(
+        self,
+        rule_ids: Sequence[str],
+        adapter: Adapter | None,
+        report_dir: Path | None,
+        info: AdapterInfo | None = None,
+    ) -> None:
         self.rule_ids = list(rule_ids)
-        self.info = adapter.describe()
         self.adapter = adapter
+        self.info = info if info is not None else _describe(adapter)
         self.report_dir = report_dir
         self.outcomes = {
             rid: RuleOutcome(rid, RULES[rid].title, RULES[rid].group) for rid in self.rule_ids
@@ -199,6 +263,8 @@ class Tally:
         self.sources: dict[str, int] = {
             rid: 0 for rid in self.rule_ids
         }  # runnable sources per rule
+        self.skips: list[tuple[str, str, bool]] = []
+        self.leads: dict[str, Failure] = {}
 
     # -------------------------------------------------------------- running
 
@@ -213,37 +279,33 @@ class Tally:
             parts.append(f"{capability} ({why})" if why else capability)
         return f"needs capability {', '.join(parts)}"
 
-    def execute(self, scenario: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Problem | None]:
-        """Run one scenario: (trace, None) or (None, why there is no trace)."""
+    def skip(self, rule_id: str, reason: str, *, overwrite: bool) -> None:
+        """Note why ``rule_id`` could not run a source (kept only if nothing else ran)."""
+        outcome = self.outcomes[rule_id]
+        outcome.skipped = reason if overwrite else (outcome.skipped or reason)
+        self.skips.append((rule_id, reason, overwrite))
+
+    def evaluate(self, scenario: Mapping[str, Any]) -> Evaluation:
+        """Run and judge one scenario with every selected rule (KitError if a check crashes)."""
+        assert self.adapter is not None
         self.scenarios += 1
         try:
-            trace = self.adapter.run(scenario)
-        except ScenarioSkipped as e:
-            return None, Problem("skipped", f"the implementation skipped it: {e.reason}", "skipped")
-        except ImplementationFailure as e:
-            kind = "timeout" if e.category == "timeout" else "error"
-            return None, Problem(kind, str(e), e.category, e.stderr)
-        except Exception as e:
-            why = f"the adapter raised {type(e).__name__}: {e}"
-            return None, Problem("error", why, "adapter-raised")
-        try:
-            validate(trace, "trace", f"trace of {scenario.get('id')}")
-        except FixtureError as e:
-            return None, Problem("error", f"malformed trace: {e}", "malformed-trace")
-        return trace, None
+            return evaluate(self.adapter, scenario, rules=self.rule_ids)
+        finally:
+            if interrupted():  # the implementation swallowed the KeyboardInterrupt
+                raise KeyboardInterrupt
 
     def record(
         self,
-        scenario: Mapping[str, Any],
-        trace: Mapping[str, Any],
-        verdicts: Mapping[str, list[Verdict]],
+        evaluation: Evaluation,
         *,
         targets: Iterable[str],
         keep_failures_of: Callable[[str], bool] = lambda rid: True,
     ) -> None:
         """Count verdicts; note crashes and timeouts of actions against ``targets``."""
+        scenario, trace = evaluation.scenario, evaluation.trace
         for rid in self.rule_ids:
-            found = verdicts.get(rid, [])
+            found = evaluation.verdicts.get(rid, [])
             outcome = self.outcomes[rid]
             outcome.checks += len(found)
             bad = [v for v in found if not v.ok]
@@ -251,29 +313,29 @@ class Tally:
                 message = "; ".join(f"{v.subject}: {v.message}" for v in bad[:3])
                 path = self.save(rid, scenario, trace, [v.message for v in bad])
                 outcome.failures.append(Failure(message, str(scenario.get("id")), path))
-        raised = [a.get("raised") for a in trace.get("actions", []) if a.get("raised")]
+        raised, how = evaluation.raised, evaluation.raised_status
         for rid in targets:
-            if rid not in self.outcomes or not raised:
+            if rid not in self.outcomes or how is None:
                 continue
             outcome = self.outcomes[rid]
-            bucket = outcome.timeouts if "deadline" in str(raised[0]) else outcome.errors
+            bucket = outcome.timeouts if how is Status.TIMEOUT else outcome.errors
             if len(bucket) < MAX_FAILURES_KEPT:
-                path = self.save(rid, scenario, trace, [str(r) for r in raised])
+                path = self.save(rid, scenario, trace, raised)
                 message = f"an action raised: {raised[0]}"
                 bucket.append(Failure(message, str(scenario.get("id")), path, "raised"))
 
     def problem(
-        self, scenario: Mapping[str, Any], targets: Iterable[str], problem: Problem
+        self, scenario: Mapping[str, Any], targets: Iterable[str], problem: NoTrace
     ) -> None:
         """Note a scenario that produced no trace against ``targets``."""
         for rid in targets:
             if rid not in self.outcomes:
                 continue
             outcome = self.outcomes[rid]
-            if problem.kind == "skipped":
-                outcome.skipped = outcome.skipped or problem.message
+            if problem.status is Status.SKIPPED:
+                self.skip(rid, problem.message, overwrite=False)
                 continue
-            bucket = outcome.timeouts if problem.kind == "timeout" else outcome.errors
+            bucket = outcome.timeouts if problem.status is Status.TIMEOUT else outcome.errors
             if len(bucket) < MAX_FAILURES_KEPT:
                 required = [problem.message]
                 if problem.stderr:
@@ -313,32 +375,28 @@ class Tally:
         missing = self.missing(fixture)
         if missing:
             for rid in targets:
-                self.outcomes[rid].skipped = self.capability_reason(missing)
-            return
-        trace, problem = self.execute(fixture)
-        if problem is None or problem.kind != "skipped":
-            for rid in targets:
-                self.sources[rid] += 1
-        if trace is None:
-            assert problem is not None
-            self.problem(fixture, targets, problem)
+                self.skip(rid, self.capability_reason(missing), overwrite=True)
             return
         try:
-            verdicts = judge(fixture, trace, self.rule_ids)
+            evaluation = self.evaluate(fixture)
         except KitError as e:
             self.kit_errors.append(str(e))
+            for rid in targets:
+                self.sources[rid] += 1
             return
-        from conformance.core.fixture_checks import check_expect
-
-        for rid, found in check_expect(fixture, trace).items():
-            if rid in verdicts:
-                verdicts[rid] = verdicts[rid] + found
-        self.record(fixture, trace, verdicts, targets=targets)
+        no_trace = evaluation.no_trace
+        if no_trace is None or no_trace.status is not Status.SKIPPED:
+            for rid in targets:
+                self.sources[rid] += 1
+        if no_trace is not None:
+            self.problem(fixture, targets, no_trace)
+            return
+        self.record(evaluation, targets=targets)
 
     def run_property(self, rule_id: str, focus: Focus, profile: str, seed: int | None) -> None:
         missing = focus.needs - self.info.capabilities
         if missing:
-            self.outcomes[rule_id].skipped = self.capability_reason(missing)
+            self.skip(rule_id, self.capability_reason(missing), overwrite=True)
             return
         last: dict[str, Any] = {}
         options = dict(PROFILES[profile])
@@ -354,7 +412,7 @@ class Tally:
         # Once the implementation fails to answer (crash, timeout, protocol...), the
         # property stops calling it: later examples are rejected, never run, so neither
         # generation nor shrinking replays a failure the report already holds.
-        stopped: list[Problem] = []
+        stopped: list[NoTrace] = []
 
         @conf
         @given(focus.strategy)
@@ -364,30 +422,27 @@ class Tally:
                 hypothesis.reject()
             if self.missing(scenario):
                 return
-            trace, problem = self.execute(scenario)
-            if problem is not None and problem.kind == "skipped":
-                self.problem(scenario, [rule_id], problem)
+            evaluation = self.evaluate(scenario)
+            no_trace = evaluation.no_trace
+            if no_trace is not None and no_trace.status is Status.SKIPPED:
+                self.problem(scenario, [rule_id], no_trace)
                 hypothesis.reject()
             self.sources[rule_id] = max(self.sources[rule_id], 1)
-            if trace is None:
-                assert problem is not None
-                self.problem(scenario, [rule_id], problem)
-                stopped.append(problem)
+            if no_trace is not None:
+                self.problem(scenario, [rule_id], no_trace)
+                stopped.append(no_trace)
                 return
-            verdicts = judge(scenario, trace, self.rule_ids)
-            self.record(
-                scenario,
-                trace,
-                verdicts,
-                targets=[rule_id],
-                keep_failures_of=lambda rid: rid != rule_id,
-            )
-            bad = [v for v in verdicts.get(rule_id, []) if not v.ok]
+            self.record(evaluation, targets=[rule_id], keep_failures_of=lambda rid: rid != rule_id)
+            bad = evaluation.violations(rule_id)
             if bad:
-                last["case"] = (scenario, trace, bad)
+                last["case"] = (scenario, evaluation.trace, bad)
                 raise AssertionError(bad[0].message)
 
-        if seed is not None and not options.get("derandomize"):
+        if options.get("derandomize"):
+            # hypothesis derives a derandomized run's seed from the test function's
+            # source; the rule ID keeps the examples stable across edits of this runner.
+            prop = hypothesis.seed(stable_seed(rule_id))(prop)
+        elif seed is not None:
             prop = hypothesis.seed(seed)(prop)
         try:
             prop()
@@ -401,7 +456,9 @@ class Tally:
             outcome = self.outcomes[rule_id]
             path = self.save(rule_id, scenario, trace, [v.message for v in bad])
             message = "; ".join(f"{v.subject}: {v.message}" for v in bad[:3])
-            outcome.failures.insert(0, Failure(message, scenario["id"], path))
+            lead = Failure(message, scenario["id"], path)
+            outcome.failures.insert(0, lead)
+            self.leads[rule_id] = lead
         except hypothesis.errors.Unsatisfiable:
             pass  # every example was skipped or came after a failure to answer: recorded
         except KitError as e:
@@ -409,29 +466,79 @@ class Tally:
         except Exception as e:  # hypothesis itself or a strategy broke: the kit's fault
             self.kit_errors.append(f"property {rule_id}: {type(e).__name__}: {e}")
 
+    def run_unit(self, unit: Unit, profile: str, seed: int | None) -> None:
+        """Run one unit of work: some fixture files, or one rule's property."""
+        if unit.rule is not None:
+            self.run_property(unit.rule, FOCUS[unit.rule], profile, seed)
+            return
+        for fixture in unit.fixtures:
+            self.run_fixture(fixture)
+
+    # --------------------------------------------------------------- merging
+
+    def partial(self) -> Partial:
+        return Partial(
+            self.outcomes,
+            self.kit_errors,
+            self.scenarios,
+            self.sources,
+            self.skips,
+            self.leads,
+        )
+
+    def merge(self, part: Partial) -> None:
+        """Add what a unit found elsewhere, as if it had run here, after what ran so far."""
+        self.kit_errors += part.kit_errors
+        self.scenarios += part.scenarios
+        for rid, found in part.outcomes.items():
+            outcome = self.outcomes[rid]
+            outcome.checks += found.checks
+            lead = part.leads.get(rid)
+            for mine, theirs in (
+                (outcome.failures, [f for f in found.failures if f is not lead]),
+                (outcome.errors, found.errors),
+                (outcome.timeouts, found.timeouts),
+            ):
+                mine += theirs[: max(0, MAX_FAILURES_KEPT - len(mine))]
+            if lead is not None:
+                outcome.failures.insert(0, lead)
+            self.sources[rid] += part.sources[rid]
+        for rid, reason, overwrite in part.skips:
+            self.skip(rid, reason, overwrite=overwrite)
+
     # --------------------------------------------------------------- result
 
     def finish(self) -> list[RuleOutcome]:
         for rid, outcome in self.outcomes.items():
             rule = RULES[rid]
             if rule.check is None:
-                outcome.status, outcome.reason = "untested", rule.untested
+                outcome.status, outcome.reason = Status.UNTESTED, rule.untested
             elif outcome.failures:
-                outcome.status = "fail"
+                outcome.status = Status.FAIL
             elif outcome.errors:
-                outcome.status = "error"
+                outcome.status = Status.ERROR
             elif outcome.timeouts:
-                outcome.status = "timeout"
+                outcome.status = Status.TIMEOUT
             elif outcome.checks:
-                outcome.status = "pass"
+                outcome.status = Status.PASS
             elif outcome.skipped and not self.sources[rid]:
-                outcome.status, outcome.reason = "skipped", outcome.skipped
+                outcome.status, outcome.reason = Status.SKIPPED, outcome.skipped
             else:
                 outcome.status, outcome.reason = (
-                    "not-exercised",
+                    Status.NOT_EXERCISED,
                     "no scenario met the rule's premise",
                 )
         return list(self.outcomes.values())
+
+
+def stable_seed(rule_id: str, salt: str = SEED_SALT) -> int:
+    """The seed of ``rule_id``'s property in the derandomized profiles (quick, ci)."""
+    return int.from_bytes(hashlib.sha256(f"{salt}{rule_id}".encode()).digest()[:8], "big")
+
+
+def _describe(adapter: Adapter | None) -> AdapterInfo:
+    assert adapter is not None, "a Tally needs an adapter or its description"
+    return adapter.describe()
 
 
 def _example_database() -> Any:
@@ -502,6 +609,55 @@ def select_rules(patterns: str | None) -> list[str]:
     return [rid for rid in RULES if any(fnmatch.fnmatchcase(rid, p) for p in wanted)]
 
 
+@dataclass(frozen=True)
+class Unit:
+    """One unit of a run's work: some fixtures (``rule`` None) or the property of ``rule``."""
+
+    label: str
+    rule: str | None = None
+    fixtures: tuple[Mapping[str, Any], ...] = ()
+    names: tuple[str, ...] = ()  # the fixtures' paths, as a user names them
+
+    @property
+    def targets(self) -> set[str]:
+        """The rules whose sources this unit holds."""
+        if self.rule is not None:
+            return {self.rule}
+        return {str(r) for fixture in self.fixtures for r in fixture.get("rules", [])}
+
+
+def load_fixtures(rule_ids: Sequence[str]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(shown path, scenario) of every fixture the selected rules run, validated."""
+    out: list[tuple[str, Mapping[str, Any]]] = []
+    for path in fixture_files(rule_ids):
+        document = load_json(path)
+        if path.parent.name == "regressions":  # a saved counterexample case
+            fixture = {**document["scenario"], "rules": [document["rule"]]}
+        else:
+            fixture = document
+        validate(fixture, "scenario", str(path))
+        out.append((_shown(path), fixture))
+    return out
+
+
+def plan(rule_ids: Sequence[str], per_unit: int = 1) -> list[Unit]:
+    """The run's work in order: the fixtures (``per_unit`` to a unit), then each property."""
+    fixtures = load_fixtures(rule_ids)
+    units: list[Unit] = []
+    for start in range(0, len(fixtures), per_unit):
+        chunk = fixtures[start : start + per_unit]
+        names = tuple(name for name, _ in chunk)
+        label = f"fixture {names[0]}" if len(chunk) == 1 else f"fixtures {names[0]} ..."
+        units.append(Unit(label, None, tuple(f for _, f in chunk), names))
+    units += [Unit(f"property {rid}", rid) for rid in rule_ids if rid in FOCUS]
+    return units
+
+
+def default_jobs() -> int:
+    """``run -j``'s default: the machine's cores."""
+    return os.cpu_count() or 1
+
+
 def run_suite(
     adapter: Adapter,
     *,
@@ -510,26 +666,44 @@ def run_suite(
     report_dir: Path | None = None,
     seed: int | None = None,
     progress: Callable[[str], None] = lambda line: None,
+    jobs: int = 1,
+    adapter_spec: str | None = None,
 ) -> RunResult:
+    """Run the selected rules' fixtures and properties against ``adapter``; one result.
+
+    ``jobs > 1`` with an ``adapter_spec`` (``reference``, ``python:MODULE:FACTORY``)
+    splits the work across that many worker processes, each re-creating the
+    adapter from the spec, and merges what they found in plan order: the same
+    verdicts as one process. An out-of-process harness (stdio, HTTP) keeps its
+    restart and give-up state across scenarios, so it always runs in one process.
+
+    A KeyboardInterrupt (see :func:`interruptible`) ends the run early: the
+    result is marked ``incomplete`` and ``not_run`` names the rules some of
+    whose sources never ran.
+    """
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
     started = time.monotonic()
     rule_ids = select_rules(rules)
     tally = Tally(rule_ids, adapter, report_dir)
-    for path in fixture_files(rule_ids):
-        document = load_json(path)
-        if path.parent.name == "regressions":  # a saved counterexample case
-            fixture = {**document["scenario"], "rules": [document["rule"]]}
+    parallel = jobs > 1 and parallel_spec(adapter, adapter_spec)
+    units = plan(rule_ids, FIXTURES_PER_UNIT if parallel else 1)
+    done: set[int] = set()
+    try:
+        if parallel:
+            assert adapter_spec is not None
+            jobs = min(jobs, len(units))
+            _run_parallel(tally, units, done, adapter_spec, jobs, profile, seed, progress)
         else:
-            fixture = document
-        validate(fixture, "scenario", str(path))
-        progress(f"fixture {_shown(path)}")
-        tally.run_fixture(fixture)
-    for rid in rule_ids:
-        focus = FOCUS.get(rid)
-        if focus is not None:
-            progress(f"property {rid}")
-            tally.run_property(rid, focus, profile, seed)
+            jobs = 1
+            for index, unit in enumerate(units):
+                progress(unit.label)
+                tally.run_unit(unit, profile, seed)
+                done.add(index)
+    except KeyboardInterrupt:
+        pass
+    left = [unit for index, unit in enumerate(units) if index not in done]
+    not_run = sorted(set().union(*(u.targets for u in left)) & set(rule_ids)) if left else []
     diagnostics = getattr(adapter, "diagnostics", None)
     return RunResult(
         transport=diagnostics() if callable(diagnostics) else None,
@@ -540,4 +714,97 @@ def run_suite(
         kit_errors=tally.kit_errors,
         duration_s=time.monotonic() - started,
         scenarios=tally.scenarios,
+        incomplete=bool(left),
+        not_run=[rid for rid in rule_ids if rid in not_run],
+        jobs=jobs,
     )
+
+
+# ----------------------------------------------------------- worker processes
+
+
+def parallel_spec(adapter: Adapter, spec: str | None) -> bool:
+    """Can workers re-create ``adapter`` from ``spec``? In-process adapters only (see run_suite)."""
+    if spec is None or callable(getattr(adapter, "diagnostics", None)):
+        return False
+    return spec == "reference" or spec.startswith("python:")
+
+
+class _Worker:
+    """The state of one worker process: its own adapter and the run's settings."""
+
+    adapter: ClassVar[Adapter | None] = None
+    info: ClassVar[AdapterInfo | None] = None
+    rule_ids: ClassVar[list[str]] = []
+    report_dir: ClassVar[Path | None] = None
+
+
+def _worker_start(spec: str, rule_ids: list[str], report_dir: str | None) -> None:
+    from conformance.adapters import load_adapter
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    keep_hypothesis_out_of_the_cwd()
+    _Worker.adapter = load_adapter(spec)
+    _Worker.info = _Worker.adapter.describe()
+    _Worker.rule_ids = rule_ids
+    _Worker.report_dir = Path(report_dir) if report_dir else None
+    root = logging.getLogger()
+    root.handlers = [_ForwardLogs()]
+    root.setLevel(logging.INFO if report_dir else logging.WARNING)
+
+
+class _ForwardLogs(logging.Handler):
+    """A worker's log records, kept to be handed back with its unit's result."""
+
+    records: ClassVar[list[tuple[str, int, str]]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+            if record.exc_info:
+                text += "\n" + logging.Formatter().formatException(record.exc_info)
+        except Exception:
+            text = "<unformattable record>"
+        self.records.append((record.name, record.levelno, text))
+
+
+def _worker_unit(unit: Unit, profile: str, seed: int | None) -> Partial:
+    tally = Tally(_Worker.rule_ids, _Worker.adapter, _Worker.report_dir, _Worker.info)
+    _ForwardLogs.records = []
+    tally.run_unit(unit, profile, seed)
+    part = tally.partial()
+    part.logs = _ForwardLogs.records
+    return part
+
+
+def _run_parallel(
+    tally: Tally,
+    units: Sequence[Unit],
+    done: set[int],
+    spec: str,
+    jobs: int,
+    profile: str,
+    seed: int | None,
+    progress: Callable[[str], None],
+) -> None:
+    """Run ``units`` on ``jobs`` worker processes; merge their results into ``tally`` in order."""
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    report_dir = str(tally.report_dir) if tally.report_dir is not None else None
+    pool = context.Pool(jobs, _worker_start, (spec, tally.rule_ids, report_dir))
+    try:
+        pending = {
+            index: pool.apply_async(_worker_unit, (unit, profile, seed))
+            for index, unit in enumerate(units)
+        }
+        for index, unit in enumerate(units):
+            part = pending[index].get()
+            for name, level, text in part.logs:
+                logging.getLogger(name).log(level, "%s", text)
+            tally.merge(part)
+            done.add(index)
+            progress(unit.label)
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()

@@ -88,7 +88,7 @@ def test_a_target_that_errors_is_not_a_kill() -> None:
 
 @pytest.fixture
 def crashing_predicate(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    def PRE_3(scenario: Any, trace: Any) -> Iterator[Any]:
+    def PRE_3(view: Any) -> Iterator[Any]:
         raise KeyError("oops")
         yield
 

@@ -13,9 +13,20 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.core.rules._base import RULES, Rule, Verdict, rule, untested
+from conformance.core.rules._base import CHECKERS, RULES, Rule, Verdict, checker, rule, untested
 
-__all__ = ["FOCUS", "RULES", "Focus", "Rule", "Verdict", "focus", "rule", "untested"]
+__all__ = [
+    "CHECKERS",
+    "FOCUS",
+    "RULES",
+    "Focus",
+    "Rule",
+    "Verdict",
+    "checker",
+    "focus",
+    "rule",
+    "untested",
+]
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """The shape every rule predicate has (as jsonschema's ``_keywords.py`` has one per keyword).
 
 A rule is a function named after its ID (``PRE_3``) with one uniform
-signature ``(scenario, trace) -> Iterator[Verdict]``. It yields one verdict
+signature ``(view) -> Iterator[Verdict]``: the :class:`~conformance.core.model.View`
+of one (scenario, trace), built once per scenario and shared by every predicate
+(which therefore never mutates it). It yields one verdict
 per instance of its *premise* in the scenario -- a call the rule speaks about,
 a query, a registration -- ``ok`` or not, with a message saying what the rule
 required and what the trace shows. Zero verdicts means the premise never held:
@@ -19,7 +21,22 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RULES", "Rule", "Verdict", "rule", "untested"]
+from conformance.core.model import View
+
+__all__ = [
+    "CHECKERS",
+    "RULES",
+    "BlockCheck",
+    "Check",
+    "Rule",
+    "Verdict",
+    "checker",
+    "fail",
+    "ok",
+    "require",
+    "rule",
+    "untested",
+]
 
 Scenario = Mapping[str, Any]
 Trace = Mapping[str, Any]
@@ -32,7 +49,10 @@ class Verdict:
     message: str = ""
 
 
-Check = Callable[[Scenario, Trace], Iterator[Verdict]]
+Check = Callable[[View], Iterator[Verdict]]
+# A checker that speaks for several rules at once (a fixture's ``expect`` block):
+# rule ID -> the verdicts it adds to that rule's own.
+BlockCheck = Callable[[View], Mapping[str, list[Verdict]]]
 
 
 @dataclass(frozen=True)
@@ -48,6 +68,7 @@ class Rule:
 
 
 RULES: dict[str, Rule] = {}
+CHECKERS: list[BlockCheck] = []
 
 
 def rule(rule_id: str, title: str) -> Callable[[Check], Check]:
@@ -69,6 +90,15 @@ def untested(rule_id: str, title: str, reason: str) -> None:
     RULES[rule_id] = Rule(rule_id, title, None, reason)
 
 
+def checker(fn: BlockCheck) -> BlockCheck:
+    """Register ``fn`` as a checker consulted with every rule predicate (see :data:`BlockCheck`).
+
+    Its verdicts count for the rule IDs it names, when those rules are judged.
+    """
+    CHECKERS.append(fn)
+    return fn
+
+
 def ok(subject: str) -> Verdict:
     return Verdict(True, subject)
 
@@ -77,6 +107,6 @@ def fail(subject: str, message: str) -> Verdict:
     return Verdict(False, subject, message)
 
 
-def expect(condition: bool, subject: str, message: str) -> Verdict:
+def require(condition: bool, subject: str, message: str) -> Verdict:
     """One verdict: ok when ``condition`` holds, else a failure saying ``message``."""
     return Verdict(True, subject) if condition else Verdict(False, subject, message)

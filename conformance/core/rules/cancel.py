@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from conformance.core import strategies as s
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
-from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._base import Verdict, require, rule
 from conformance.core.rules._facts import (
     ABORTED_BEFORE_DISPATCH,
     SAFE_STEPS,
@@ -52,11 +52,10 @@ def _abort_flags(steps: Sequence[Mapping[str, Any]]) -> list[bool | None]:
 
 
 @rule("CANCEL-1", "Required caller-owned signal")
-def CANCEL_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def CANCEL_1(view: View) -> Iterator[Verdict]:
     """Stages and the body see the caller's signal: it shows the caller's abort, and nothing else
     aborts it."""
-    view = View(scenario, trace)
-    quiet = not may_abort(scenario, deadline=True)
+    quiet = not may_abort(view.scenario, deadline=True)
     for call in view.calls:
         if not call.returned or call.spec.get("abortBefore"):
             continue
@@ -86,7 +85,7 @@ def CANCEL_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                         "show it"
                     )
         if checked:
-            yield expect(
+            yield require(
                 not problems, call.id, "; ".join(problems) + " (the signal must be the caller's)"
             )
 
@@ -153,10 +152,9 @@ def _aborted_before_body(view: View, call: CallView) -> str | None:
 
 
 @rule("CANCEL-2", "Cancellation before dispatch")
-def CANCEL_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def CANCEL_2(view: View) -> Iterator[Verdict]:
     """Cancelled before the body: ABORTED_BEFORE_DISPATCH (or the denial / invalid args), no body,
     one result."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned:
             continue
@@ -181,7 +179,8 @@ def CANCEL_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 & {"pre-execute", "approval", "guard", "body"}
             )
             problems = []
-            if call.code not in allowed:
+            # FIN-4: when finalizeContent threw, which error is published is the registry's choice.
+            if call.code not in allowed and not finalizer_threw(call):
                 problems.append(f"code must be one of {sorted(allowed)}, got {call.code}")
             if stages:
                 problems.append(
@@ -192,7 +191,7 @@ def CANCEL_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 problems.append(
                     f"exactly one result must be published ({call.notifications} notifications)"
                 )
-            yield expect(not problems, call.id, "already aborted on entry: " + "; ".join(problems))
+            yield require(not problems, call.id, "already aborted on entry: " + "; ".join(problems))
             continue
         if not valid:
             continue
@@ -202,7 +201,7 @@ def CANCEL_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         ok_codes = call.code == ABORTED_BEFORE_DISPATCH or (
             call.is_error and _denial_happened(view, call) and call.code != ABORTED
         )
-        yield expect(
+        yield require(
             not call.body_entered
             and call.is_error
             and ok_codes
@@ -240,10 +239,9 @@ def _would_succeed(spec: Mapping[str, Any], value: Any) -> bool:
 
 
 @rule("CANCEL-3", "Cancellation after dispatch")
-def CANCEL_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def CANCEL_3(view: View) -> Iterator[Verdict]:
     """Aborted after the body started: a success becomes ABORTED; a body error stays the body
     error."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned or not call.body_entered or call.spec.get("abortBefore"):
             continue
@@ -265,21 +263,21 @@ def CANCEL_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         ):
             continue
         if finalizer_threw(call):  # FIN-4: which error is published is the registry's choice
-            yield expect(
+            yield require(
                 call.is_error,
                 call.id,
                 "the caller aborted after the body started and the finalizer threw: the result "
                 "must still be an error",
             )
         elif "throw" in end:
-            yield expect(
+            yield require(
                 call.is_error and call.code not in (ABORTED, ABORTED_BEFORE_DISPATCH),
                 call.id,
                 "the body threw after the abort: the body error is more specific and must stay "
                 f"(got code {call.code})",
             )
         elif _would_succeed(spec, end["return"]):
-            yield expect(
+            yield require(
                 call.is_error and call.code == ABORTED,
                 call.id,
                 "the caller aborted after the body started and the body succeeded: the result "
@@ -289,10 +287,9 @@ def CANCEL_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
 
 
 @rule("CANCEL-4", "No hard kill, no abandonment")
-def CANCEL_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def CANCEL_4(view: View) -> Iterator[Verdict]:
     """execute returns only after the body settled: its exit precedes finalization, publication and
     later actions."""
-    view = View(scenario, trace)
     events = view.trace.get("events", [])
     for call in view.calls:
         if not call.returned or not call.body_entered:
@@ -304,7 +301,7 @@ def CANCEL_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         later_ids = {c.id for c in view.calls if c.action_index > call.action_index}
         later += [e for e in events if e.get("call") in later_ids][:1]
         if not settled:
-            yield expect(
+            yield require(
                 False,
                 call.id,
                 "the call returned but its body never settled: the registry abandoned it",
@@ -312,7 +309,7 @@ def CANCEL_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             continue
         end = event_index(view, settled[-1])
         early = sorted({str(e.get("stage")) for e in later if event_index(view, e) < end})
-        yield expect(
+        yield require(
             not early,
             call.id,
             "the registry must wait for the started body to settle, however long it ignores the "

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from conformance.core import strategies as s
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
-from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._base import Trace, Verdict, require, rule
 from conformance.core.rules._facts import args_valid, content_blocks, is_content, resolution_known
 from conformance.core.rules._facts import message as error_message
 
@@ -57,10 +57,9 @@ def program(*steps: Mapping[str, Any], description: str = "a program") -> dict[s
 
 
 @rule("CODE-1", "Model-direct native calls are unknown")
-def CODE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def CODE_1(view: View) -> Iterator[Verdict]:
     """Under mode code a model-direct call to a native tool is UNKNOWN_TOOL, before policy,
     pointing to run_code."""
-    view = View(scenario, trace)
     if view.mode != "code":
         return
     for call in view.calls:
@@ -73,7 +72,7 @@ def CODE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         stages = sorted(
             {str(e.get("stage")) for e in call.events} & {*POLICY_STAGES, "body", "wrapper"}
         )
-        yield expect(
+        yield require(
             call.code == "UNKNOWN_TOOL" and RUN_CODE in str(message) and not stages,
             call.id,
             f"under mode code a model-direct call to {name!r} must be UNKNOWN_TOOL before any "
@@ -91,10 +90,9 @@ def _first_stage(view: View, agent: str | None) -> str:
 
 
 @rule("CODE-2", "Sub-dispatch through the full pipeline")
-def CODE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def CODE_2(view: View) -> Iterator[Verdict]:
     """A run_code program's calls traverse the full pipeline with a parent; native/both run direct
     calls."""
-    view = View(scenario, trace)
     if not view.lifecycle_static:
         return
     if view.mode in ("native", "both"):
@@ -103,7 +101,7 @@ def CODE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 call.returned
                 and view.visible_tool(str(call.spec["name"]), call.spec.get("agent")) is not None
             ):
-                yield expect(
+                yield require(
                     call.code != "UNKNOWN_TOOL",
                     call.id,
                     f"under mode {view.mode} a model-direct call to a visible native tool must "
@@ -151,7 +149,7 @@ def CODE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 f"{count} sub-dispatch(es) of {name!r} should each enter {stage} with a parent; "
                 f"saw {len(seen)}"
             )
-    yield expect(
+    yield require(
         not problems,
         ",".join(sorted({c.id for c in outer})),
         "a run_code program's calls must go through the full pipeline: " + "; ".join(problems),
@@ -167,9 +165,8 @@ def _log_entries(trace: Trace) -> list[Mapping[str, Any]]:
 
 
 @rule("CODE-3", "Dispatch-log shaping")
-def CODE_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def CODE_3(view: View) -> Iterator[Verdict]:
     """tools/code-dispatch-log changes only the durable log copy; a throwing listener falls back."""
-    view = View(scenario, trace)
     if view.mode == "native" or not view.scenario.get("codeDispatchLog"):
         return
     runs = [c for c in view.calls if c.spec["name"] == RUN_CODE]
@@ -196,7 +193,7 @@ def CODE_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
     visible = json.dumps(run.result, ensure_ascii=False)
     background = json.dumps([view.tool_specs, run.spec], ensure_ascii=False)
     events = view.trace.get("events", [])
-    for i, entry in enumerate(_log_entries(trace)):
+    for i, entry in enumerate(_log_entries(view.trace)):
         sub = entry.get("id")
         mine = [e for e in events if e.get("call") == sub]
         log_events = [e for e in mine if e.get("stage") == "code-dispatch-log"]
@@ -232,26 +229,25 @@ def CODE_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             problems.append(
                 f"log-only content {leaked} leaked into the model-visible run_code result"
             )
-        yield expect(not problems, f"{run.id}/{sub}", "; ".join(problems))
+        yield require(not problems, f"{run.id}/{sub}", "; ".join(problems))
 
 
 @rule("CODE-4", "Reserved run_code")
-def CODE_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def CODE_4(view: View) -> Iterator[Verdict]:
     """Registering run_code fails in every layer, whatever the mode."""
-    view = View(scenario, trace)
     reserved = {t.get("key", t["name"]) for t in view.tool_specs if t["name"] == RUN_CODE}
     if not reserved:
         return
     for registration in view.trace.get("registrations", []):
         if registration.get("key") in reserved:
-            yield expect(
+            yield require(
                 registration.get("ok") is False,
                 f"register({registration.get('key')})",
                 "run_code is reserved: registering it must fail in every layer",
             )
     for index, action, answer in view.answers("register"):
         if action["register"] in reserved and "ok" in answer:
-            yield expect(
+            yield require(
                 answer["ok"] is False,
                 f"register@{index}({action['register']})",
                 "run_code is reserved: registering it must fail in every layer",

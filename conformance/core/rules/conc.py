@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from conformance.core import strategies as s
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
-from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule, untested
+from conformance.core.rules._base import Verdict, require, rule, untested
 from conformance.core.rules._facts import args_valid, arguments_of, event_index, first_terminal
 
 
@@ -43,10 +43,9 @@ def expected_mode(view: View, call: Mapping[str, Any]) -> str | None:
 
 
 @rule("CONC-1", "Exclusive by default")
-def CONC_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def CONC_1(view: View) -> Iterator[Verdict]:
     """executionMode is parallel only when the visible classifier returns exactly true for valid
     args."""
-    view = View(scenario, trace)
     for index, action, answer in view.answers("executionMode"):
         if "mode" not in answer or not _static_before(view, index):
             continue
@@ -54,7 +53,7 @@ def CONC_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         wanted = expected_mode(view, call)
         if wanted is None:
             continue
-        yield expect(
+        yield require(
             answer["mode"] == wanted,
             f"executionMode({call['callId']})",
             f"executionMode must be {wanted} (parallel only for a visible tool whose "
@@ -91,10 +90,9 @@ def _barrier_parties(view: View, name: str) -> set[int]:
 
 
 @rule("CONC-2", "Scheduler")
-def CONC_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def CONC_2(view: View) -> Iterator[Verdict]:
     """Parallel runs overlap (bounded), exclusive calls run alone, policy and results keep model
     order."""
-    view = View(scenario, trace)
     if not view.lifecycle_static:
         return
     for index, action, answer in view.answers("batch"):
@@ -175,7 +173,7 @@ def CONC_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                     f"parallel bodies meeting barrier {name!r} ({p} parties, maxParallel {limit}) "
                     "did not overlap"
                 )
-        yield expect(not problems, f"batch@{index}", "; ".join(problems))
+        yield require(not problems, f"batch@{index}", "; ".join(problems))
 
 
 untested(

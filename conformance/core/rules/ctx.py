@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from conformance.core import strategies as s
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
-from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._base import Verdict, require, rule
 from conformance.core.rules._facts import (
     content_blocks,
     executed,
@@ -42,10 +42,9 @@ def _post_blocked_or_failed(call: CallView) -> bool:
 
 
 @rule("CTX-1", "Deferred context")
-def CTX_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def CTX_1(view: View) -> Iterator[Verdict]:
     """Deferred contexts ride the execution's own result, in call order -- even after a throw or
     abort."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned or not call.body_entered or not _body_settled(call):
             continue
@@ -62,7 +61,7 @@ def CTX_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         if finalizer_threw(call):  # FIN-4: what is published then is the registry's choice
             continue
         got = (call.result or {}).get("additionalContexts", [])
-        yield expect(
+        yield require(
             isinstance(got, list) and got[: len(deferred)] == deferred,
             call.id,
             f"the body deferred {deferred!r}; they must ride this result's additionalContexts in "
@@ -72,9 +71,8 @@ def CTX_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
 
 
 @rule("CTX-2", "Concluding the turn")
-def CTX_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def CTX_2(view: View) -> Iterator[Verdict]:
     """concludeTurn marks a success concludesTurn: true; a failure never carries the mark."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned or not call.body_entered or call.result is None:
             continue
@@ -86,7 +84,7 @@ def CTX_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             continue
         result = call.result
         if call.is_error:
-            yield expect(
+            yield require(
                 "concludesTurn" not in result,
                 call.id,
                 f"a failure (code={call.code}) must never carry concludesTurn, even though the "
@@ -97,7 +95,7 @@ def CTX_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         wrappers = view.listeners("wrappers", call.spec.get("agent"))
         if not returned or any("return" in step for w in wrappers for step in w["steps"]):
             continue  # the success may not be the body's own
-        yield expect(
+        yield require(
             result.get("concludesTurn") is True,
             call.id,
             "the body called concludeTurn and the call succeeded: the result must carry "

@@ -13,7 +13,7 @@ from jsonschema.validators import Draft202012Validator
 from conformance.core import strategies as s
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
-from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._base import Scenario, Verdict, require, rule
 from conformance.core.rules._facts import (
     UNKNOWN_TOOL,
     args_valid,
@@ -75,15 +75,14 @@ def _listings(view: View) -> Iterator[tuple[str, Mapping[str, Any], list[Any]]]:
 
 
 @rule("DEF-1", "Three layers")
-def DEF_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def DEF_1(view: View) -> Iterator[Verdict]:
     """Host-only and presentation layers never reach the model-visible schemas."""
-    view = View(scenario, trace)
     for subject, _, entries in _listings(view):
         leaked = sorted(
             {str(k) for e in entries if isinstance(e, Mapping) for k in e if k in HIDDEN_FIELDS}
         )
         hosts = [e.get("name") for e in entries if isinstance(e, Mapping) and _host_objects(e)]
-        yield expect(
+        yield require(
             not leaked and not hosts,
             subject,
             "model-visible schemas must carry no host-only or presentation field: "
@@ -127,9 +126,8 @@ focus("DEF-1", _layered_tools(), "scopes")
 
 
 @rule("DEF-2", "Whitelisted model-visible schemas")
-def DEF_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def DEF_2(view: View) -> Iterator[Verdict]:
     """Each entry has exactly name, description, parameters; schemas are copies."""
-    view = View(scenario, trace)
     for index, action, answer in view.answers("schemas"):
         entries = answer.get("schemas")
         if not isinstance(entries, list):
@@ -164,7 +162,7 @@ def DEF_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 f"mutating the returned schemas at {action['mutate']['path']} changed what "
                 "schemas() returns next (not a copy)"
             )
-        yield expect(
+        yield require(
             not problems,
             f"schemas({scope}) [action {index}]",
             "schemas() must build copies by whitelist (exactly name, description, parameters): "
@@ -347,16 +345,15 @@ def _call_of(action: Mapping[str, Any], answer: Mapping[str, Any]) -> CallView |
 
 
 @rule("DEF-3", "Mandatory output declaration")
-def DEF_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def DEF_3(view: View) -> Iterator[Verdict]:
     """Registering without output.schema and output.render fails at registration."""
-    view = View(scenario, trace)
     lifecycle = walk(view)
     if lifecycle is None:
         return
     for registration, _ in lifecycle.registrations:
         if _output_complete(registration.spec) or registration.ok is None:
             continue
-        yield expect(
+        yield require(
             registration.ok is False,
             registration.subject,
             f"a definition whose output is {registration.spec.get('output', 'missing')!r} "
@@ -400,9 +397,8 @@ focus("DEF-3", _output_scenarios())
 
 
 @rule("DEF-4", "Cooperative timeoutMs")
-def DEF_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def DEF_4(view: View) -> Iterator[Verdict]:
     """timeoutMs: validated at registration; omitted means no deadline; never registry-enforced."""
-    view = View(scenario, trace)
     lifecycle = walk(view)
     if lifecycle is None:
         return
@@ -411,7 +407,7 @@ def DEF_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         if form in ("absent", "ambiguous") or registration.ok is None:
             continue
         if form == "invalid":
-            yield expect(
+            yield require(
                 registration.ok is False,
                 registration.subject,
                 f"timeoutMs {registration.spec['timeoutMs']!r} is not a positive finite number; "
@@ -424,15 +420,15 @@ def DEF_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             for s in active.values()
         )
         if clearly_valid(registration.spec) and not clash:
-            yield expect(
+            yield require(
                 registration.ok is True,
                 registration.subject,
                 f"timeoutMs {registration.spec['timeoutMs']!r} is a positive finite number; "
                 "registration must accept it, but it was refused",
             )
-    if view.mode == "code" or may_abort(scenario) or scenario.get("wrappers"):
+    if view.mode == "code" or may_abort(view.scenario) or view.scenario.get("wrappers"):
         return
-    policy = bool(scenario.get("timeoutPolicy"))
+    policy = bool(view.scenario.get("timeoutPolicy"))
     for _, action, answer, active, _ in lifecycle.steps:
         call = _call_of(action, answer)
         if call is None or not call.returned:
@@ -447,7 +443,7 @@ def DEF_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             why = "the registry itself must not enforce timeoutMs (no timeout policy is installed)"
         else:
             continue
-        call.events = [e for e in trace.get("events", []) if e.get("call") == call.id]
+        call.events = [e for e in view.trace.get("events", []) if e.get("call") == call.id]
         aborted = [
             e
             for e in call.events
@@ -455,7 +451,7 @@ def DEF_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             and e.get("what") == "signal"
             and (e.get("observed") or {}).get("aborted")
         ]
-        yield expect(
+        yield require(
             call.code != "TOOL_TIMEOUT" and not aborted,
             call.id,
             f"{why}, but the call timed out or its body saw an aborted signal (code={call.code})",
@@ -512,9 +508,8 @@ focus("DEF-4", _timeout_scenarios(), "timeout-policy")
 
 
 @rule("DEF-5", "Unique names per layer, scoped shadowing")
-def DEF_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def DEF_5(view: View) -> Iterator[Verdict]:
     """A duplicate in one layer is refused; an agent-scoped tool shadows a global one."""
-    view = View(scenario, trace)
     lifecycle = walk(view)
     if lifecycle is None:
         return
@@ -526,7 +521,7 @@ def DEF_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         same = [s for s in active.values() if s.get("scope") == layer and s["name"] == spec["name"]]
         where = "globally" if layer is None else f"for agent {layer!r}"
         if same:
-            yield expect(
+            yield require(
                 registration.ok is False,
                 registration.subject,
                 f"{spec['name']!r} is already registered {where}; a duplicate must be refused",
@@ -536,14 +531,14 @@ def DEF_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             and clearly_valid(spec)
             and resolve(active.values(), spec["name"], None) is not None
         ):
-            yield expect(
+            yield require(
                 registration.ok is True,
                 registration.subject,
                 f"registering {spec['name']!r} {where} over a global tool must succeed (shadowing)",
             )
     if view.mode == "code":
         return
-    plain = _no_policy(scenario) and not may_abort(scenario)
+    plain = _no_policy(view.scenario) and not may_abort(view.scenario)
     for index, action, answer, active, _ in lifecycle.steps:
         shadowed = {s["name"] for s in active.values() if s.get("scope") is not None} & {
             s["name"] for s in active.values() if s.get("scope") is None
@@ -560,7 +555,7 @@ def DEF_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 and args_valid(target, call.spec.get("arguments", {})) is True
             ):
                 got = (call.result or {}).get("value")
-                yield expect(
+                yield require(
                     not call.is_error and got == value,
                     call.id,
                     f"a call from agent {call.spec.get('agent')!r} must run the "
@@ -582,7 +577,7 @@ def DEF_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                     problems.append(
                         f"{entry['name']!r} is described as {entry.get('description')!r}"
                     )
-            yield expect(
+            yield require(
                 not problems,
                 f"schemas({scope}) [action {index}]",
                 f"schemas({scope}) must show the definitions that scope resolves (shadowing): "
@@ -622,22 +617,21 @@ focus("DEF-5", _layer_scenarios(), "scopes")
 
 
 @rule("DEF-6", "Disposer")
-def DEF_6(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def DEF_6(view: View) -> Iterator[Verdict]:
     """After its disposer runs, a tool is neither visible nor executable."""
-    view = View(scenario, trace)
     lifecycle = walk(view)
     if lifecycle is None or view.mode == "code":
         return
-    plain = _no_policy(scenario) and not may_abort(scenario)
+    plain = _no_policy(view.scenario) and not may_abort(view.scenario)
     for index, action, answer, active, disposed in lifecycle.steps:
         if not disposed:
             continue
         call = _call_of(action, answer)
         if call is not None and call.returned and call.spec["name"] in disposed:
-            call.events = [e for e in trace.get("events", []) if e.get("call") == call.id]
+            call.events = [e for e in view.trace.get("events", []) if e.get("call") == call.id]
             spec = resolve(active.values(), str(call.spec["name"]), call.spec.get("agent"))
             if spec is None:
-                yield expect(
+                yield require(
                     call.code == UNKNOWN_TOOL and not call.body_entered,
                     call.id,
                     f"{call.spec['name']!r} was disposed: a call must be {UNKNOWN_TOOL} "
@@ -649,7 +643,7 @@ def DEF_6(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                     ok = not call.is_error and (call.result or {}).get("value") == value
                 else:
                     ok = call.code != UNKNOWN_TOOL
-                yield expect(
+                yield require(
                     ok,
                     call.id,
                     f"after a dispose, {call.spec['name']!r} must resolve to the remaining "
@@ -660,7 +654,7 @@ def DEF_6(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             listed = {str(e.get("name")) for e in answer["schemas"] if isinstance(e, Mapping)}
             want = {n for n in disposed if resolve(active.values(), n, scope) is not None}
             got = listed & disposed
-            yield expect(
+            yield require(
                 got == want,
                 f"schemas({scope}) [action {index}]",
                 f"after disposing {sorted(disposed)}, schemas({scope}) must list {sorted(want)} "

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from conformance.core import strategies as s
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
-from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._base import Verdict, require, rule
 from conformance.core.rules._facts import (
     MISSING,
     all_passive,
@@ -74,10 +74,9 @@ def _signal_observations(
 
 
 @rule("EXEC-1", "Around-wrappers own the signal")
-def EXEC_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def EXEC_1(view: View) -> Iterator[Verdict]:
     """Wrappers run after guards and surround the body; next() gives a normalized result;
     no other stage can replace the signal."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned:
             continue
@@ -96,7 +95,7 @@ def EXEC_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                     w_end = _end(call, "wrapper", w.get("id"))
                     w_out = index_of(call, w_end) if w_end else len(call.events)
                     surround = surround and index_of(call, w) < b_in and w_out >= b_out
-            yield expect(
+            yield require(
                 after_guards and surround,
                 call.id,
                 "tools/execute wrappers must run after every guard and surround the body "
@@ -108,7 +107,7 @@ def EXEC_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 w_end = _end(call, "wrapper", w.get("id"))
                 if last != {"delegate": True} or w_end is None or w_end.get("at") != "exit":
                     continue
-                yield expect(
+                yield require(
                     _is_result(w_end.get("returned")),
                     call.id,
                     f"next() must give wrapper {w.get('id')} a normalized result; it gave "
@@ -136,7 +135,7 @@ def _read_only_signal(view: View, call: CallView) -> Iterator[Verdict]:
             if not (replaced and aborted):
                 continue
             observed = event.get("observed") or {}
-            yield expect(
+            yield require(
                 observed.get("aborted") is True,
                 call.id,
                 f"the {stage} stage tried to replace its signal and then the caller aborted: its "
@@ -161,9 +160,8 @@ def _replacing(view: View, call: CallView) -> bool:
 
 
 @rule("EXEC-2", "Caller cancellation survives replacement")
-def EXEC_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def EXEC_2(view: View) -> Iterator[Verdict]:
     """With a replaced signal, the body still sees the caller's abort; later stages see it too."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned or not call.body_entered or not _replacing(view, call):
             continue
@@ -177,7 +175,7 @@ def EXEC_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             if index <= abort_at:
                 continue
             observed = event.get("observed") or {}
-            yield expect(
+            yield require(
                 observed.get("aborted") is True,
                 call.id,
                 "a wrapper replaced the signal, then the caller aborted during the body: the "
@@ -193,7 +191,7 @@ def EXEC_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             ):
                 continue
             observed = event.get("observed") or {}
-            yield expect(
+            yield require(
                 observed.get("aborted") is True,
                 call.id,
                 "after the body, post-execute must see the caller's signal again (which the "
@@ -218,9 +216,8 @@ def _authored(view: View, call: CallView) -> Any:
 
 
 @rule("EXEC-3", "Wrapper-authored successes normalized")
-def EXEC_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def EXEC_3(view: View) -> Iterator[Verdict]:
     """A wrapper's own success is validated against output.schema and rendered."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned or may_abort(view.scenario, call, deadline=True):
             continue
@@ -237,7 +234,7 @@ def EXEC_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         output = spec.get("output", {})
         result = call.result or {}
         if has_special(value) or not valid_against(output.get("schema", {}), value):
-            yield expect(
+            yield require(
                 call.is_error and call.code == "INVALID_TOOL_OUTPUT",
                 call.id,
                 f"a wrapper authored the success value {value!r}, which is not valid output: the "
@@ -266,7 +263,7 @@ def EXEC_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                     problems.append(
                         f"meta {result.get('meta')!r} is not the presentationMeta projection"
                     )
-        yield expect(
+        yield require(
             not problems,
             call.id,
             f"a wrapper-authored success of {value!r} must be normalized like a body's value: "
@@ -278,9 +275,8 @@ def EXEC_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
 
 
 @rule("EXEC-4", "Wrapper failures bypass post-execute")
-def EXEC_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def EXEC_4(view: View) -> Iterator[Verdict]:
     """A throwing wrapper: an error, no post-execute, finalizeContent once, one notification."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned:
             continue
@@ -298,7 +294,7 @@ def EXEC_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         observers = len(view.listeners("observers", agent))
         if observers and call.notifications != observers:
             problems.append(f"{call.notifications / observers:g} tools/result notifications")
-        yield expect(
+        yield require(
             not problems,
             call.id,
             "a throwing wrapper must yield an error result that bypasses post-execute and still "
@@ -317,9 +313,8 @@ def _deadline(spec: Mapping[str, Any]) -> bool:
 
 
 @rule("EXEC-5", "Timeout policy is a wrapper")
-def EXEC_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def EXEC_5(view: View) -> Iterator[Verdict]:
     """A body waiting on its signal past timeoutMs: TOOL_TIMEOUT, once the body settled."""
-    view = View(scenario, trace)
     if not view.scenario.get("timeoutPolicy"):
         return
     for call in view.calls:
@@ -351,7 +346,7 @@ def EXEC_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             problems.append("the body never settled before the run ended")
         elif later and index_of(call, later[0]) < index_of(call, body_end):
             problems.append("finalization or tools/result came before the body settled")
-        yield expect(
+        yield require(
             not problems,
             call.id,
             f"timeoutMs={spec['timeoutMs']} with a body that waits on its signal: the timeout "

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from conformance.core import strategies as s
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
-from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._base import Verdict, require, rule
 from conformance.core.rules._facts import (
     FINALIZERS,
     MISSING,
@@ -57,10 +57,9 @@ def _start_candidates(view: View, spec: Mapping[str, Any]) -> list[Mapping[str, 
 
 
 @rule("FIN-1", "Finalizer snapshot")
-def FIN_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def FIN_1(view: View) -> Iterator[Verdict]:
     """Registering, disposing or replacing the tool mid-call keeps the finalizer resolved at the
     start."""
-    view = View(scenario, trace)
     if view.lifecycle_static:
         return
     for call in view.calls:
@@ -80,7 +79,7 @@ def FIN_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         if not any(o != mine for o in others):
             continue  # no same-name replacement whose finalizer would be told apart
         returned = [e.get("returned", MISSING) for e in finalize_exits(call)]
-        yield expect(
+        yield require(
             bool(returned) and all(r == mine[1] for r in returned),
             call.id,
             "the finalizer of the definition resolved when the call started must run (returning "
@@ -90,10 +89,9 @@ def FIN_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
 
 
 @rule("FIN-2", "Exactly once per outcome")
-def FIN_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def FIN_2(view: View) -> Iterator[Verdict]:
     """A resolved definition's finalizeContent runs exactly once, for every outcome, before
     tools/result."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned:
             continue
@@ -107,7 +105,7 @@ def FIN_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             or not results
             or event_index(view, entered[0]) < event_index(view, results[0])
         )
-        yield expect(
+        yield require(
             len(entered) == 1 and before,
             call.id,
             f"finalizeContent must run exactly once, before tools/result, for every outcome "
@@ -117,10 +115,9 @@ def FIN_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
 
 
 @rule("FIN-3", "Content-only authority")
-def FIN_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def FIN_3(view: View) -> Iterator[Verdict]:
     """The finalizer sees the complete result; returning nothing keeps content; content replaces
     only content."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned or call.result is None:
             continue
@@ -156,13 +153,12 @@ def FIN_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 )
         if not seen and not is_content(returned):
             continue  # nothing this rule can judge: no observation, no replacement content
-        yield expect(not problems, call.id, "; ".join(problems))
+        yield require(not problems, call.id, "; ".join(problems))
 
 
 @rule("FIN-4", "Total finalizer")
-def FIN_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def FIN_4(view: View) -> Iterator[Verdict]:
     """A throwing finalizer still yields exactly one published and returned result."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned or not finalizer_threw(call):
             continue
@@ -170,7 +166,7 @@ def FIN_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             continue
         observers = len(observers_for(view, call))
         seen = call.notifications
-        yield expect(
+        yield require(
             seen == observers,
             call.id,
             f"after a throwing finalizer the registry must still publish exactly one result "

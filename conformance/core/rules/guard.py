@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from conformance.core import strategies as s
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
-from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._base import Verdict, require, rule
 from conformance.core.rules._facts import (
     ABORTED_BEFORE_DISPATCH,
     dispatchable,
@@ -50,9 +50,8 @@ def _index(call: CallView, stage: str, at: tuple[str, ...]) -> list[int]:
 
 
 @rule("GUARD-1", "Monotonic guards")
-def GUARD_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def GUARD_1(view: View) -> Iterator[Verdict]:
     """Guards run after the waterfall and approval, before dispatch; any objection is final."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned or _ambiguous(call):
             continue
@@ -78,7 +77,7 @@ def GUARD_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 problems.append("a guard ran before the waterfall or the approval settled")
             if after and min(after) < guards[-1]:
                 problems.append("a guard ran after dispatch began")
-        yield expect(
+        yield require(
             not problems,
             call.id,
             "guards must run after the waterfall and before dispatch, and any objection is "
@@ -132,10 +131,9 @@ focus("GUARD-1", _monotonic_scenarios())
 
 
 @rule("GUARD-2", "Guard denial fail-closed")
-def GUARD_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def GUARD_2(view: View) -> Iterator[Verdict]:
     """A guard objection -- a reason, a throw, anything but nothing -- denies; no body runs."""
-    view = View(scenario, trace)
-    aborts = may_abort(scenario)
+    aborts = may_abort(view.scenario)
     for call in view.calls:
         if not call.returned or _ambiguous(call):
             continue
@@ -157,7 +155,7 @@ def GUARD_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         )
         if checkable and call.is_error and str(reason) not in message(call):
             problems.append(f"the message {message(call)!r} does not carry the reason {reason!r}")
-        yield expect(
+        yield require(
             not problems,
             call.id,
             f"a guard that objected ({objections!r}) must deny with its reason, fail-closed: "
@@ -203,10 +201,9 @@ focus("GUARD-2", _objecting_scenarios())
 
 
 @rule("GUARD-3", "Scoped guards")
-def GUARD_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def GUARD_3(view: View) -> Iterator[Verdict]:
     """A guard registered for one agent applies only to that agent's calls."""
-    view = View(scenario, trace)
-    guards = scenario.get("guards", [])
+    guards = view.scenario.get("guards", [])
     if not any(g.get("scope") is not None for g in guards):
         return
     scopes = {g["id"]: g.get("scope") for g in guards}
@@ -234,7 +231,7 @@ def GUARD_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 problems.append(
                     f"guards {missing} apply to agent {agent!r} but the body ran without them"
                 )
-        yield expect(
+        yield require(
             not problems,
             call.id,
             "a scoped guard applies to its own agent's calls only: " + "; ".join(problems),

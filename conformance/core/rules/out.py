@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from conformance.core import strategies as s
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
-from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule, untested
+from conformance.core.rules._base import Verdict, require, rule, untested
 from conformance.core.rules._facts import (
     MISSING,
     all_passive,
@@ -67,9 +67,8 @@ def content_replaced(view: View, call: CallView, spec: Mapping[str, Any]) -> boo
 
 
 @rule("OUT-1", "Canonical value, validated on every success")
-def OUT_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def OUT_1(view: View) -> Iterator[Verdict]:
     """A success's value validates against output.schema; an invalid body value is an error."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned:
             continue
@@ -80,7 +79,7 @@ def OUT_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         result = call.result or {}
         if not call.is_error:
             value = result.get("value")
-            yield expect(
+            yield require(
                 not has_special(value) and valid_against(schema, value),
                 call.id,
                 f"a success must carry a value valid against {spec['name']}'s output.schema; "
@@ -92,7 +91,7 @@ def OUT_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             continue
         if not undisturbed(view, call) or finalizer_threw(call):
             continue
-        yield expect(
+        yield require(
             call.code == "INVALID_TOOL_OUTPUT",
             call.id,
             f"the body returned {value!r}, which violates output.schema: the result must be "
@@ -104,9 +103,8 @@ def OUT_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
 
 
 @rule("OUT-2", "Content is a pure render")
-def OUT_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def OUT_2(view: View) -> Iterator[Verdict]:
     """A success's content is output.render(args, value), identical for identical inputs."""
-    view = View(scenario, trace)
     seen: dict[str, tuple[str, Any]] = {}
     for call in view.calls:
         if not call.returned or call.is_error:
@@ -121,7 +119,7 @@ def OUT_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         kind = spec["output"]["render"]
         matches = project(kind, args, result.get("value"), content=True, got=result.get("content"))
         if matches is not None:
-            yield expect(
+            yield require(
                 matches,
                 call.id,
                 f"the content of a success must be the render {kind!r} of (args, value) = "
@@ -130,7 +128,7 @@ def OUT_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         key = repr((spec["name"], call.spec.get("agent"), args, result.get("value")))
         if key in seen:
             other, content = seen[key]
-            yield expect(
+            yield require(
                 same_json(content, result.get("content")),
                 call.id,
                 f"replaying the same (args, value) must render the same content as {other}: "
@@ -144,9 +142,8 @@ def OUT_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
 
 
 @rule("OUT-3", "Presentation metadata is a pure projection")
-def OUT_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def OUT_3(view: View) -> Iterator[Verdict]:
     """A top-level success of a tool with presentationMeta carries meta = the projection."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned or call.is_error:
             continue
@@ -160,7 +157,7 @@ def OUT_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         matches = project(kind, args, result.get("value"), content=False, got=got)
         if matches is None:
             continue
-        yield expect(
+        yield require(
             matches,
             call.id,
             f"a top-level success must carry meta = presentationMeta {kind!r} of (args, value) = "
@@ -199,9 +196,8 @@ def _special_sources(view: View, call: CallView, spec: Mapping[str, Any]) -> lis
 
 
 @rule("OUT-5", "Non-lossless values rejected at the source")
-def OUT_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def OUT_5(view: View) -> Iterator[Verdict]:
     """A non-lossless body value, meta or replacement value is an error, never a success."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned:
             continue
@@ -209,14 +205,14 @@ def OUT_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         if not call.is_error and (
             has_special(result.get("value")) or has_special(result.get("meta"))
         ):
-            yield expect(False, call.id, "a success carries a non-lossless value or meta")
+            yield require(False, call.id, "a success carries a non-lossless value or meta")
             continue
         spec = resolved_spec(view, call, static_only=True)
         if spec is None:
             continue
         value = body_value(view, call)
         if value is not MISSING and has_special(value) and undisturbed(view, call):
-            yield expect(
+            yield require(
                 call.is_error and call.code == "INVALID_TOOL_OUTPUT",
                 call.id,
                 f"the body returned the non-lossless value {value!r}: the result must be "
@@ -227,7 +223,7 @@ def OUT_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             continue
         sources = _special_sources(view, call, spec)
         if sources:
-            yield expect(
+            yield require(
                 call.is_error,
                 call.id,
                 f"{', '.join(sources)} is not lossless JSON: the call must not succeed; "

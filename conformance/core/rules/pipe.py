@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from conformance.core import strategies as s
 from conformance.core.model import STAGES, CallView, View
 from conformance.core.rules import focus
-from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._base import Verdict, require, rule
 from conformance.core.rules._facts import (
     arguments_of,
     finalizer_threw,
@@ -34,9 +34,8 @@ def _direct(event: Mapping[str, Any]) -> bool:
 
 
 @rule("PIPE-1", "Stage order")
-def PIPE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def PIPE_1(view: View) -> Iterator[Verdict]:
     """Stages are first entered in pipeline order; no listener is entered twice per execution."""
-    view = View(scenario, trace)
     rank = {stage: i for i, stage in enumerate(STAGES)}
     for call in view.calls:
         if not call.returned:
@@ -56,7 +55,7 @@ def PIPE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             continue
         in_order = all(rank[a] < rank[b] for a, b in itertools.pairwise(order))
         twice = sorted(f"{st_}:{ident}" for (st_, ident), n in counts.items() if n > 1)
-        yield expect(
+        yield require(
             in_order and not twice,
             call.id,
             "stages must be entered in the order pre-execute, approval, guard, wrapper, body, "
@@ -78,9 +77,8 @@ def _mutations_before(call: CallView, limit: int, targets: tuple[str, ...]) -> l
 
 
 @rule("PIPE-2", "Materialize once and deep-freeze")
-def PIPE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def PIPE_2(view: View) -> Iterator[Verdict]:
     """Arguments are a deep-frozen snapshot; non-lossless arguments never reach policy or body."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned:
             continue
@@ -96,7 +94,7 @@ def PIPE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             )
             codes = {"INVALID_ARGS"} if known else {"INVALID_ARGS", "UNKNOWN_TOOL"}
             coded = call.code in codes or finalizer_threw(call)  # FIN-4: the registry's choice
-            yield expect(
+            yield require(
                 call.is_error and coded and not reached,
                 call.id,
                 f"non-lossless arguments must be an error result ({' or '.join(sorted(codes))}) "
@@ -115,7 +113,7 @@ def PIPE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             observed = event["observed"]
             if event.get("what") == "execution":
                 observed = observed.get("arguments") if isinstance(observed, Mapping) else None
-            yield expect(
+            yield require(
                 same_json(observed, args),
                 call.id,
                 f"after mutation attempts {mutated}, the {event.get('stage')} stage must still "
@@ -127,9 +125,8 @@ def PIPE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
 
 
 @rule("PIPE-3", "No argument rewriting")
-def PIPE_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def PIPE_3(view: View) -> Iterator[Verdict]:
     """Every stage, the body included, sees exactly the caller's (materialized) arguments."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned:
             continue
@@ -139,7 +136,7 @@ def PIPE_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         for event in call.observations("arguments"):
             if not _direct(event) or event.get("stage") not in _SEES_ARGUMENTS:
                 continue
-            yield expect(
+            yield require(
                 same_json(event["observed"], args),
                 call.id,
                 f"the {event.get('stage')} stage must see the arguments {args!r} unchanged; "
@@ -162,9 +159,8 @@ def _policy_may_stop(view: View, call: CallView) -> bool:
 
 
 @rule("PIPE-4", "Parameters enforced before the body")
-def PIPE_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def PIPE_4(view: View) -> Iterator[Verdict]:
     """Arguments violating ``parameters``: INVALID_ARGS, the body never runs."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned:
             continue
@@ -178,7 +174,7 @@ def PIPE_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         good = (
             call.is_error and not call.body_entered and (not strict or call.code == "INVALID_ARGS")
         )
-        yield expect(
+        yield require(
             good,
             call.id,
             f"arguments {args!r} violate {spec['name']}'s parameters: the body must not run and "

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from conformance.core import strategies as s
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
-from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._base import Verdict, require, rule
 from conformance.core.rules._facts import (
     MISSING,
     all_passive,
@@ -64,9 +64,8 @@ def _feedback(decision: Mapping[str, Any]) -> list[Any] | None:
 
 
 @rule("POST-1", "Post-execute sees dispatch results")
-def POST_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def POST_1(view: View) -> Iterator[Verdict]:
     """Body errors and successes reach post-execute; next() accepts unchanged."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned or not call.body_entered:
             continue
@@ -95,7 +94,7 @@ def POST_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             and not (isinstance(observed, Mapping) and observed.get("isError") is True)
         ):
             problems.append(f"it received {observed!r} instead of an error result")
-        yield expect(
+        yield require(
             not problems,
             call.id,
             f"the body {body.get('id')} {'threw' if threw else 'returned'}: its normalized result "
@@ -119,7 +118,7 @@ def _unchanged(call: CallView, observed: Any, finalized: bool) -> Verdict:
         for k in keys
         if not same_json(observed.get(k) if isinstance(observed, Mapping) else None, result.get(k))
     ]
-    return expect(
+    return require(
         not differ,
         call.id,
         f"post-execute listeners that only call next() accept the result unchanged; {differ} "
@@ -141,9 +140,8 @@ def _decision(view: View, call: CallView, kinds: tuple[str, ...]) -> Mapping[str
 
 
 @rule("POST-2", "Replace content or value, not both")
-def POST_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def POST_2(view: View) -> Iterator[Verdict]:
     """accept may replace content (value and meta kept) or value (revalidated, re-rendered)."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned or may_abort(view.scenario, call, deadline=True):
             continue
@@ -166,7 +164,7 @@ def POST_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 and same_json(result.get("value"), value)
                 and (finalized or same_json(result.get("content"), content))
             )
-            yield expect(
+            yield require(
                 not both,
                 call.id,
                 "an accept carrying both content and value must not be applied as given; the "
@@ -185,7 +183,7 @@ def POST_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                     problems.append(
                         f"{key} changed from {before.get(key)!r} to {result.get(key)!r}"
                     )
-            yield expect(
+            yield require(
                 not problems,
                 call.id,
                 "an accept with replacement content must replace the content and keep value "
@@ -196,7 +194,7 @@ def POST_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 continue  # what a replacement value does to a failure is open (POST-2)
             value = decision["value"]
             if has_special(value) or not valid_against(output.get("schema", {}), value):
-                yield expect(
+                yield require(
                     call.is_error and call.code == "INVALID_TOOL_OUTPUT",
                     call.id,
                     f"the replacement value {value!r} is not valid output: the result must be "
@@ -220,7 +218,7 @@ def POST_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                         is False
                     ):
                         problems.append(f"meta {meta!r} is not recomputed")
-            yield expect(
+            yield require(
                 not problems,
                 call.id,
                 f"an accept with the valid replacement value {value!r} must be revalidated and "
@@ -232,9 +230,8 @@ def POST_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
 
 
 @rule("POST-3", "Block")
-def POST_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def POST_3(view: View) -> Iterator[Verdict]:
     """block(feedback): a failure whose content is the feedback, with no value."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned:
             continue
@@ -258,7 +255,7 @@ def POST_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             and not same_json(result.get("content"), wanted)
         ):
             problems.append(f"its content is {result.get('content')!r}")
-        yield expect(
+        yield require(
             not problems,
             call.id,
             f"block({feedback!r}) must yield a failure whose content is the feedback and that "
@@ -270,9 +267,8 @@ def POST_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
 
 
 @rule("POST-4", "Throwing post-execute listener")
-def POST_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def POST_4(view: View) -> Iterator[Verdict]:
     """A throwing post-execute listener yields an error result, still finalized."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned:
             continue
@@ -291,7 +287,7 @@ def POST_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             problems.append("the result is a success")
         if spec is not None and "finalizeContent" in spec and call.finalizer_calls != 1:
             problems.append(f"finalizeContent ran {call.finalizer_calls} times")
-        yield expect(
+        yield require(
             not problems,
             call.id,
             "a throwing post-execute listener must yield an error result that still reaches "
@@ -314,9 +310,8 @@ def _body_contexts(view: View, call: CallView) -> list[Any] | None:
 
 
 @rule("POST-5", "Context ordering on accept and block")
-def POST_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def POST_5(view: View) -> Iterator[Verdict]:
     """accept: the body's deferred contexts, then the decision's; block: only the decision's."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned:
             continue
@@ -345,7 +340,7 @@ def POST_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         else:
             wanted = list(extra)
         got = (call.result or {}).get("additionalContexts", [])
-        yield expect(
+        yield require(
             same_json(got, wanted),
             call.id,
             f"on {decision['kind']}, additionalContexts must be {wanted!r} "

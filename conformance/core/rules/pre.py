@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from conformance.core import strategies as s
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
-from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._base import Scenario, Verdict, require, rule
 from conformance.core.rules._facts import (
     ABORTED_BEFORE_DISPATCH,
     dispatchable,
@@ -105,10 +105,9 @@ def policy_clean(call: CallView) -> bool:
 
 
 @rule("PRE-1", "Reorderable waterfall")
-def PRE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def PRE_1(view: View) -> Iterator[Verdict]:
     """Delegation runs the rest of the chain, a return without next() stops it, the end allows."""
-    view = View(scenario, trace)
-    aborts = may_abort(scenario)
+    aborts = may_abort(view.scenario)
     for call in view.calls:
         if not dispatchable(view, call):
             continue
@@ -145,7 +144,7 @@ def PRE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             and not proceeded(call)
         ):
             problems.append("the waterfall allowed but no guard, wrapper or body ran")
-        yield expect(
+        yield require(
             not problems,
             call.id,
             "the pre-execute waterfall must run listeners until one returns without next(), "
@@ -186,10 +185,9 @@ focus("PRE-1", _waterfall_scenarios())
 
 
 @rule("PRE-2", "Deny")
-def PRE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def PRE_2(view: View) -> Iterator[Verdict]:
     """An effective deny(reason) is an error result carrying the reason; the body never runs."""
-    view = View(scenario, trace)
-    aborts = may_abort(scenario)
+    aborts = may_abort(view.scenario)
     for call in view.calls:
         if not dispatchable(view, call) or not call.entered("pre-execute"):
             continue
@@ -203,7 +201,7 @@ def PRE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         carries = (
             cancelled or post_touched(call) or finalizer_threw(call) or reason in message(call)
         )
-        yield expect(
+        yield require(
             call.is_error and not call.body_entered and carries,
             call.id,
             f"deny({reason!r}) must be an error result whose message carries the reason, "
@@ -250,15 +248,14 @@ focus("PRE-2", _deny_scenarios())
 
 
 @rule("PRE-3", "Fail-closed ask")
-def PRE_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def PRE_3(view: View) -> Iterator[Verdict]:
     """An effective ``ask`` with no approval service denies; the body never runs."""
-    view = View(scenario, trace)
     if view.approval_mounted:
         return
     for call in view.calls:
         if not call.returned or not _is_ask(effective_decision(call)):
             continue
-        yield expect(
+        yield require(
             call.is_error and not call.body_entered,
             call.id,
             "ask without an approval service must deny without running the body "
@@ -334,12 +331,11 @@ def _normalized(call: CallView, reason: Any) -> str:
 
 
 @rule("PRE-4", "Only allowed-once proceeds")
-def PRE_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def PRE_4(view: View) -> Iterator[Verdict]:
     """With an approval service, only ``allowed-once`` proceeds; refusals have distinct reasons."""
-    view = View(scenario, trace)
     if not view.approval_mounted:
         return
-    aborts = may_abort(scenario)
+    aborts = may_abort(view.scenario)
     denied: dict[str, tuple[CallView, Any]] = {}
     for call in view.calls:
         if not dispatchable(view, call) or not policy_clean(call):
@@ -347,18 +343,18 @@ def PRE_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         decision = effective_decision(call)
         if not _is_ask(decision) or decision_form(decision) != "ok":
             continue
-        cause = approval_cause(scenario, call)
+        cause = approval_cause(view.scenario, call)
         if cause == "allowed-once":
             if aborts:
                 continue
-            yield expect(
+            yield require(
                 proceeded(call),
                 call.id,
                 "an ask answered allowed-once must proceed to the guards and dispatch, "
                 "but no guard, wrapper or body ran",
             )
             continue
-        yield expect(
+        yield require(
             call.is_error and not call.body_entered,
             call.id,
             f"an ask answered {cause!r} must deny without running the body "
@@ -370,7 +366,7 @@ def PRE_4(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         if frozenset((a, b)) not in _DISTINCT:
             continue
         (ca, ra), (cb, rb) = denied[a], denied[b]
-        yield expect(
+        yield require(
             _normalized(ca, ra) != _normalized(cb, rb),
             f"{ca.id}/{cb.id}",
             f"denials for {a!r} ({ca.id}) and {b!r} ({cb.id}) must carry distinct reasons, "
@@ -445,11 +441,10 @@ _ARGUMENT_KEYS = frozenset(
 
 
 @rule("PRE-5", "Approval request carries no arguments")
-def PRE_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def PRE_5(view: View) -> Iterator[Verdict]:
     """The approval request carries the call id and the ask reason, never the arguments."""
-    view = View(scenario, trace)
     by_id = {c.id: c for c in view.calls}
-    for event in trace.get("events", []):
+    for event in view.trace.get("events", []):
         if event.get("stage") != "approval" or event.get("at") != "request":
             continue
         keys = [str(k) for k in event.get("keys", [])]
@@ -467,7 +462,7 @@ def PRE_5(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             reason = decision.get("reason") if isinstance(decision, Mapping) else None
             if isinstance(reason, str) and reason and event.get("reason") != reason:
                 problems.append(f"its reason is {event.get('reason')!r}, not the ask's {reason!r}")
-        yield expect(
+        yield require(
             not problems,
             subject,
             "an approval request must carry the call id and the ask reason and no arguments: "
@@ -505,15 +500,14 @@ def _broken_listener(call: CallView) -> bool:
 
 
 @rule("PRE-6", "Malformed decisions fail closed")
-def PRE_6(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def PRE_6(view: View) -> Iterator[Verdict]:
     """A throwing listener or a malformed decision fails the call closed; the body never runs."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not dispatchable(view, call) or not _broken_listener(call):
             continue
         if any(decision_form(e.get("returned")) == "ambiguous" for e in call.exits("pre-execute")):
             continue
-        yield expect(
+        yield require(
             call.is_error and not call.body_entered,
             call.id,
             "a throwing pre-execute listener or a malformed decision must fail the call closed "
@@ -570,9 +564,8 @@ focus("PRE-6", _malformed_scenarios())
 
 
 @rule("PRE-7", "Async listeners and cancellation")
-def PRE_7(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def PRE_7(view: View) -> Iterator[Verdict]:
     """A caller abort while a listener ran is re-checked after it settles; it is never abandoned."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not dispatchable(view, call):
             continue
@@ -621,7 +614,7 @@ def PRE_7(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 problems.append(
                     f"listener {ident} settled after the result was finalized/published (abandoned)"
                 )
-        yield expect(
+        yield require(
             not problems,
             call.id,
             "after an async listener settles the registry must re-check cancellation and never "
@@ -673,14 +666,13 @@ focus("PRE-7", _abort_listener_scenarios())
 
 
 @rule("PRE-8", "Scope-filtered listeners")
-def PRE_8(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def PRE_8(view: View) -> Iterator[Verdict]:
     """A listener registered for one agent sees only that agent's calls; a global one sees all."""
-    view = View(scenario, trace)
-    listeners = scenario.get("preExecute", [])
+    listeners = view.scenario.get("preExecute", [])
     if not any(e.get("scope") is not None for e in listeners):
         return
     scopes = {e["id"]: e.get("scope") for e in listeners}
-    aborts = may_abort(scenario)
+    aborts = may_abort(view.scenario)
     for call in view.calls:
         if not call.returned:
             continue
@@ -709,7 +701,7 @@ def PRE_8(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 )
         if not problems and not entered and not dispatchable(view, call):
             continue  # nothing to judge: the call never reached pre-execute
-        yield expect(
+        yield require(
             not problems,
             call.id,
             "pre-execute listeners must see exactly the calls of their scope: "

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from conformance.core import strategies as s
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
-from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._base import Verdict, require, rule
 from conformance.core.rules._facts import (
     FINALIZERS,
     content_replaced,
@@ -47,9 +47,8 @@ def _result_observations(call: CallView) -> list[Any]:
 
 
 @rule("RES-1", "One frozen notification")
-def RES_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def RES_1(view: View) -> Iterator[Verdict]:
     """One tools/result per execution, after finalization; observers can change nothing."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned:
             continue
@@ -72,13 +71,12 @@ def RES_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
             )
         if seen and call.result != seen[0]:
             problems.append("an observer changed the result the caller got")
-        yield expect(not problems, call.id, "; ".join(problems))
+        yield require(not problems, call.id, "; ".join(problems))
 
 
 @rule("RES-2", "Returned = observed")
-def RES_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def RES_2(view: View) -> Iterator[Verdict]:
     """The result execute returns equals the one every observer received."""
-    view = View(scenario, trace)
     for call in view.calls:
         if not call.returned:
             continue
@@ -86,7 +84,7 @@ def RES_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         if not notified:
             continue
         different = [e.get("id") for e in notified if e.get("observed") != call.result]
-        yield expect(
+        yield require(
             not different,
             call.id,
             f"the returned result must equal what observers received; observer(s) {different} saw "
@@ -95,10 +93,9 @@ def RES_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
 
 
 @rule("RES-3", "Result shape")
-def RES_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def RES_3(view: View) -> Iterator[Verdict]:
     """Success {value, content}; failure {error.message, content} without value; content `Error:
     <message>`."""
-    view = View(scenario, trace)
     for call in view.calls:
         result = call.result
         if result is None:
@@ -138,7 +135,7 @@ def RES_3(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                 )
         else:
             problems.append("isError must be true or false")
-        yield expect(not problems, call.id, "; ".join(problems))
+        yield require(not problems, call.id, "; ".join(problems))
 
 
 # --------------------------------------------------------------- focus

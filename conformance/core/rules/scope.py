@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from conformance.core import strategies as s
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
-from conformance.core.rules._base import Scenario, Trace, Verdict, expect, rule
+from conformance.core.rules._base import Scenario, Verdict, require, rule
 from conformance.core.rules._facts import (
     ABORTED_BEFORE_DISPATCH,
     MISSING,
@@ -102,9 +102,8 @@ def _wrapper_rewrote(view: View, call: CallView) -> bool:
 
 
 @rule("SCOPE-1", "Hidden equals missing")
-def SCOPE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def SCOPE_1(view: View) -> Iterator[Verdict]:
     """A tool the caller cannot see fails like a name that exists nowhere: UNKNOWN_TOOL, no body."""
-    view = View(scenario, trace)
     unseen: dict[str, list[CallView]] = {"hidden": [], "missing": []}
     for call in view.calls:
         if not call.returned:
@@ -124,9 +123,11 @@ def SCOPE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         # post-execute rewrote the failure, that error stands -- the pairing below still
         # demands that hidden and missing look the same.
         excused = (
-            _policy_stopped(scenario, call) or _wrapper_rewrote(view, call) or _post_rewrote(call)
+            _policy_stopped(view.scenario, call)
+            or _wrapper_rewrote(view, call)
+            or _post_rewrote(call)
         )
-        yield expect(
+        yield require(
             call.is_error and (call.code == UNKNOWN_TOOL or excused) and not ran,
             call.id,
             f"a call naming a {kind} tool must be an {UNKNOWN_TOOL} error and resolve no "
@@ -141,7 +142,7 @@ def SCOPE_1(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
         for call in (hidden, missing):
             words = [call.id, str(call.spec["name"])]
             views.append(masked(dict(call.result or {}), words))
-        yield expect(
+        yield require(
             views[0] == views[1],
             f"{hidden.id}/{missing.id}",
             f"the result for hidden tool {hidden.spec['name']!r} ({hidden.id}) must be "
@@ -203,9 +204,8 @@ def catalog(view: View, scope: str | None) -> set[str]:
 
 
 @rule("SCOPE-2", "One visibility view")
-def SCOPE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
+def SCOPE_2(view: View) -> Iterator[Verdict]:
     """schemas(scope) lists exactly what a model-direct call from that scope can execute."""
-    view = View(scenario, trace)
     if not view.lifecycle_static:
         return
     for index, action, answer in view.answers("schemas"):
@@ -237,7 +237,7 @@ def SCOPE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
                     problems.append(
                         f"{call.id}: {name!r} is not listed but the call was not {UNKNOWN_TOOL}"
                     )
-        yield expect(
+        yield require(
             not problems,
             f"schemas({scope}) [action {index}]",
             "schemas, lookup and execution must resolve through one visibility view: "
@@ -248,7 +248,7 @@ def SCOPE_2(scenario: Scenario, trace: Trace) -> Iterator[Verdict]:
     for call in view.calls:
         if not call.returned or call.spec["name"] == RUN_CODE:
             continue
-        yield expect(
+        yield require(
             call.code == UNKNOWN_TOOL and not call.body_entered,
             call.id,
             f"under mode code a model-direct call naming {call.spec['name']!r} must be "

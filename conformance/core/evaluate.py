@@ -1,0 +1,141 @@
+"""Evaluate one scenario: run it on an adapter, then judge the trace. The one path.
+
+The runner, ``replay``, the pytest plugin and the self-test all come through
+:func:`evaluate` (the last two through the runner): a scenario yields either a
+trace or the reason there is none (:class:`NoTrace`: skipped, an error or a
+timeout, with its category), and the trace is judged by every selected rule --
+each predicate reading one :class:`~conformance.core.model.View`, built once --
+and by the checkers of the same table (a fixture's ``expect`` block).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import conformance.core.fixture_checks  # noqa: F401  (registers the expect-block checker)
+from conformance.core.adapter import Adapter, ImplementationFailure, ScenarioSkipped
+from conformance.core.model import View
+from conformance.core.rules import CHECKERS, RULES, Verdict
+from conformance.core.scenario import FixtureError, validate
+from conformance.vocab import Status, is_action_timeout
+
+__all__ = ["Evaluation", "KitError", "NoTrace", "evaluate", "judge", "run_scenario"]
+
+
+class KitError(Exception):
+    """A bug in the kit itself (a predicate or strategy crashed), never the implementation's."""
+
+
+@dataclass(frozen=True)
+class NoTrace:
+    """Why a scenario produced no trace: skipped, or an error/timeout of the implementation.
+
+    ``category``: ``skipped``, ``malformed-trace``, the in-process
+    ``adapter-raised``, or a transport failure category (crash, timeout,
+    protocol, errored).
+    """
+
+    status: Status  # SKIPPED | ERROR | TIMEOUT
+    message: str
+    category: str
+    stderr: str = ""
+    reason: str = ""  # skipped: the implementation's own words
+
+    @property
+    def kind(self) -> str:
+        return str(self.status)
+
+
+@dataclass
+class Evaluation:
+    """One scenario evaluated: its trace (or why there is none) and every verdict on it."""
+
+    scenario: Mapping[str, Any]
+    trace: dict[str, Any] | None
+    no_trace: NoTrace | None = None
+    verdicts: dict[str, list[Verdict]] = field(default_factory=dict)
+
+    @property
+    def raised(self) -> list[str]:
+        """What each action that raised instead of answering said, in action order."""
+        actions = (self.trace or {}).get("actions", [])
+        return [str(a["raised"]) for a in actions if a.get("raised")]
+
+    @property
+    def raised_status(self) -> Status | None:
+        """How the first raising action counts: a timeout (the per-action deadline) or an error."""
+        raised = self.raised
+        if not raised:
+            return None
+        return Status.TIMEOUT if is_action_timeout(raised[0]) else Status.ERROR
+
+    def violations(self, rule_id: str) -> list[Verdict]:
+        return [v for v in self.verdicts.get(rule_id, []) if not v.ok]
+
+
+def run_scenario(
+    adapter: Adapter, scenario: Mapping[str, Any]
+) -> tuple[dict[str, Any] | None, NoTrace | None]:
+    """Run one scenario: (a schema-valid trace, None) or (None, why there is no trace)."""
+    try:
+        trace = adapter.run(scenario)
+    except ScenarioSkipped as e:
+        why = f"the implementation skipped it: {e.reason}"
+        return None, NoTrace(Status.SKIPPED, why, "skipped", reason=e.reason)
+    except ImplementationFailure as e:
+        status = Status.TIMEOUT if e.category == "timeout" else Status.ERROR
+        return None, NoTrace(status, str(e), e.category, e.stderr)
+    except Exception as e:
+        why = f"the adapter raised {type(e).__name__}: {e}"
+        return None, NoTrace(Status.ERROR, why, "adapter-raised")
+    try:
+        validate(trace, "trace", f"trace of {scenario.get('id')}")
+    except FixtureError as e:
+        return None, NoTrace(Status.ERROR, f"malformed trace: {e}", "malformed-trace")
+    return trace, None
+
+
+def judge(
+    scenario: Mapping[str, Any], trace: Mapping[str, Any], rule_ids: Iterable[str] | None = None
+) -> dict[str, list[Verdict]]:
+    """Every selected rule's verdicts on one (scenario, trace); KitError if a check crashes.
+
+    One :class:`View` is built and handed to every predicate; then each
+    checker of the table adds its verdicts to the rules it speaks for.
+    """
+    view = View(scenario, trace)
+    out: dict[str, list[Verdict]] = {}
+    for rule_id in rule_ids if rule_ids is not None else RULES:
+        check = RULES[rule_id].check
+        if check is None:
+            continue
+        try:
+            out[rule_id] = list(check(view))
+        except Exception as e:
+            where = f"predicate {rule_id} crashed on scenario {scenario.get('id')!r}"
+            raise KitError(f"{where}: {type(e).__name__}: {e}") from e
+    for check_block in CHECKERS:
+        try:
+            found = check_block(view)
+        except Exception as e:
+            where = f"checker {check_block.__name__} crashed on scenario {scenario.get('id')!r}"
+            raise KitError(f"{where}: {type(e).__name__}: {e}") from e
+        for rule_id, verdicts in found.items():
+            if rule_id in out:
+                out[rule_id] = out[rule_id] + list(verdicts)
+    return out
+
+
+def evaluate(
+    adapter: Adapter, scenario: Mapping[str, Any], *, rules: Iterable[str] | None = None
+) -> Evaluation:
+    """Run ``scenario`` on ``adapter`` and judge it with ``rules`` (default: every rule).
+
+    Raises :class:`KitError` when a predicate or checker crashes.
+    """
+    trace, no_trace = run_scenario(adapter, scenario)
+    if trace is None:
+        return Evaluation(scenario, None, no_trace)
+    return Evaluation(scenario, trace, None, judge(scenario, trace, rules))
