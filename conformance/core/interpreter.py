@@ -15,8 +15,11 @@ Rules of this file:
   entered and settled, each mutation attempt, each observation.
 * How to read the implementation's objects (an execution's call id, its
   signal, a result's JSON form...) is the :class:`Binding`'s business. The
-  default binding fits the bundled reference; a third-party registry overrides
-  the few methods whose names or shapes differ.
+  default binding reads the bundled reference's shapes; it builds no abort
+  controllers (``new_controller``), since this module imports no
+  implementation: the reference adapter's ``ReferenceBinding`` builds the
+  reference's, and a third-party registry's binding overrides ``new_controller``
+  and the few methods whose names or shapes differ.
 
 Deadlines, not sleeps: ``waitForAbort`` and ``barrier`` wait at most
 ``Session.wait_s`` seconds, then record ``met: false`` and go on, so a broken
