@@ -41,7 +41,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="per-answer deadline of a stdio/HTTP harness (default: 20)",
+        help="per-answer deadline of a stdio/HTTP harness (default: 5)",
     )
     group.addoption(
         "--toolreg-profile",

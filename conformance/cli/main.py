@@ -120,7 +120,8 @@ def _transport_options(parser: argparse.ArgumentParser) -> None:
         "--deadline",
         type=float,
         metavar="SECONDS",
-        help="per-answer deadline of a stdio/HTTP harness (default: 20)",
+        help="per-answer deadline of a stdio/HTTP harness, plus what the scenario itself "
+        "waits for (default: 5)",
     )
 
 
