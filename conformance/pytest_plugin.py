@@ -124,6 +124,7 @@ class RuleRun:
 
     def __call__(self, rule_id: str) -> None:
         from conformance.core.runner import run_suite
+        from conformance.vocab import NOT_RUN, Status
 
         result = run_suite(
             self.adapter, profile=self.profile, rules=rule_id, report_dir=self.report_dir
@@ -131,11 +132,7 @@ class RuleRun:
         outcome = next(o for o in result.rules if o.id == rule_id)
         if not result.conformant:
             lines = [f"{rule_id} ({outcome.title}): {outcome.status}"]
-            for kind, bucket in (
-                ("fail", outcome.failures),
-                ("error", outcome.errors),
-                ("timeout", outcome.timeouts),
-            ):
+            for kind, bucket in outcome.buckets():
                 for failure in bucket:
                     lines.append(f"  {kind} on {failure.scenario_id}: {failure.message}")
                     if failure.counterexample:
@@ -144,11 +141,11 @@ class RuleRun:
                             "    replay: toolreg-conformance replay "
                             f"{failure.counterexample} --adapter ADAPTER"
                         )
-            if outcome.status == "not-exercised":
+            if outcome.status == Status.NOT_EXERCISED:
                 lines.append(f"  {outcome.reason}")
             lines += [f"  kit error: {e}" for e in result.kit_errors]
             pytest.fail("\n".join(lines), pytrace=False)
-        if outcome.status in ("untested", "skipped", "not-exercised"):
+        if outcome.status in NOT_RUN:
             pytest.skip(f"{rule_id} {outcome.status}: {outcome.reason}")
 
 

@@ -104,6 +104,12 @@ class SelftestResult:
     baseline: list[Row]  # the reference first, then the variants
     uncovered: list[str]  # rules with a predicate and no mutant (when coverage is checked)
     seconds: float
+    not_run: list[str] = field(default_factory=list)  # interrupted: entries that never ran
+
+    @property
+    def incomplete(self) -> bool:
+        """Interrupted (SIGINT/SIGTERM) before every entry ran."""
+        return bool(self.not_run)
 
     @property
     def survivors(self) -> list[Row]:
@@ -115,7 +121,12 @@ class SelftestResult:
 
     @property
     def ok(self) -> bool:
-        return not self.survivors and not self.false_positives and not self.uncovered
+        return (
+            not self.incomplete
+            and not self.survivors
+            and not self.false_positives
+            and not self.uncovered
+        )
 
     def kill_times(self) -> list[float]:
         return [r.seconds for r in self.mutants if r.killed]
@@ -157,13 +168,15 @@ def _run(
         close = getattr(adapter, "close", None)
         if callable(close):
             close()
+    if result.incomplete:  # interrupted: this entry's row would be a guess
+        raise KeyboardInterrupt
     seconds = time.perf_counter() - started
     row = Row(
         kind=kind,
         name=name,
         description=description,
         targets=targets,
-        statuses={o.id: o.status for o in result.rules},
+        statuses={o.id: str(o.status) for o in result.rules},
         failing=[o.id for o in result.rules if result.failing(o)],
         kit_errors=list(result.kit_errors),
         conformant=result.conformant,
@@ -271,18 +284,27 @@ def run_selftest(
         tasks.append(("mutant", m.name, m.description, m.build, m.targets))
     parallel = jobs > 1 and len(tasks) > 1 and all(_catalogued(t) for t in tasks)
     rows: list[Row] = []
-    if parallel:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(_run_named, t[0], t[1], profile, full) for t in tasks]
-            for future in futures:
-                row = future.result()
+    try:
+        if parallel:
+            with ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint) as pool:
+                futures = [pool.submit(_run_named, t[0], t[1], profile, full) for t in tasks]
+                try:
+                    for future in futures:
+                        row = future.result()
+                        progress(_progress_line(row))
+                        rows.append(row)
+                except KeyboardInterrupt:
+                    pool.shutdown(wait=True, cancel_futures=True)  # the running ones finish
+                    raise
+        else:
+            for kind, name, description, build, targets in tasks:
+                row = _run(kind, name, description, build, targets, profile, full)
                 progress(_progress_line(row))
                 rows.append(row)
-    else:
-        for kind, name, description, build, targets in tasks:
-            row = _run(kind, name, description, build, targets, profile, full)
-            progress(_progress_line(row))
-            rows.append(row)
+    except KeyboardInterrupt:
+        pass  # interrupted: what ran is reported, the rest is listed as not run
+    ran = {(r.kind, r.name) for r in rows}
+    not_run = [f"{t[0]} {t[1]}" for t in tasks if (t[0], t[1]) not in ran]
 
     uncovered: list[str] = []
     if coverage:
@@ -298,7 +320,15 @@ def run_selftest(
         baseline=[r for r in rows if r.kind != "mutant"],
         uncovered=uncovered,
         seconds=time.perf_counter() - started,
+        not_run=not_run,
     )
+
+
+def _ignore_sigint() -> None:
+    """Workers leave SIGINT to the parent, which stops handing them entries."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _catalogued(task: Entry) -> bool:
@@ -361,7 +391,11 @@ def summary_lines(result: SelftestResult) -> list[str]:
         lines.append("baseline: skipped (no check for false positives)")
     if result.uncovered:
         lines.append(f"coverage: no mutant targets {', '.join(result.uncovered)}")
+    if result.incomplete:
+        lines.append(f"interrupted: {len(result.not_run)} entries did not run")
     verdict = "SELFTEST PASSED" if result.ok else "SELFTEST FAILED"
+    if result.incomplete:
+        verdict = "SELFTEST INCOMPLETE (interrupted)"
     lines.append(
         f"{verdict}: profile {result.profile}{', every rule per mutant' if result.full else ''}, "
         f"{result.seconds:.1f} s wall, {result.jobs} job(s)"

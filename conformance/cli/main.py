@@ -12,7 +12,7 @@ import sys
 import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from conformance import __version__
 from conformance.cli.common import (
@@ -32,6 +32,11 @@ from conformance.core.adapter import FAILURE_CATEGORIES, Adapter, AdapterError
 from conformance.core.runner import keep_hypothesis_out_of_the_cwd
 from conformance.core.scenario import FixtureError, load_json, validate
 from conformance.vocab import Status
+
+if TYPE_CHECKING:
+    from conformance.cli.common import CapturedLogs
+    from conformance.core.runner import RunResult
+    from conformance.reporting.expectations import Expectations
 
 __all__ = ["main"]
 
@@ -70,6 +75,14 @@ def _parser() -> argparse.ArgumentParser:
         help="rewrite the --expect FILE from this run's outcomes",
     )
     run.add_argument("--seed", type=int, help="hypothesis seed (profile thorough)")
+    run.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="worker processes for an in-process adapter (default: the machine's cores; "
+        "stdio/HTTP harnesses run in one)",
+    )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
     replay = sub.add_parser("replay", help="re-run a saved counterexample or a scenario file")
@@ -176,15 +189,8 @@ _close = close_adapter
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from conformance.core.runner import run_suite, select_rules
-    from conformance.reporting.expectations import (
-        Expectations,
-        apply_expectations,
-        load_expectations,
-        updated_expectations,
-        write_expectations,
-    )
-    from conformance.reporting.report import group_counts, write_reports
+    from conformance.core.runner import default_jobs, interruptible, run_suite, select_rules
+    from conformance.reporting.expectations import load_expectations
 
     if args.update_expect and not args.expect:
         raise UsageError("--update-expect needs --expect FILE")
@@ -196,34 +202,61 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         select_rules(args.rules)
     except ValueError as e:
         raise UsageError(str(e)) from None
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     expectations: Expectations | None = None
     if args.expect and not (args.update_expect and not Path(args.expect).exists()):
         expectations = load_expectations(args.expect)
     report_dir = writable_dir(args.report)
     adapter = _load_adapter(args)
 
-    def progress(line: str) -> None:
-        if not args.quiet:
-            print(f"  .. {line}", file=err, flush=True)
-
+    progress = progress_printer(args.quiet, err)
     info = adapter.describe()
     progress(f"{info.name} {info.version} ({info.language}), profile {args.profile}")
-    try:
-        with capture_logs(report_dir) as logs:
-            result = run_suite(
-                adapter,
-                profile=args.profile,
-                rules=args.rules,
-                report_dir=report_dir,
-                seed=args.seed,
-                progress=progress,
-            )
-    finally:
-        _close(adapter)
+    with interruptible():
+        try:
+            with capture_logs(report_dir) as logs:
+                result = run_suite(
+                    adapter,
+                    profile=args.profile,
+                    rules=args.rules,
+                    report_dir=report_dir,
+                    seed=args.seed,
+                    progress=progress,
+                    jobs=args.jobs if args.jobs is not None else default_jobs(),
+                    adapter_spec=str(args.adapter),
+                )
+        finally:
+            _close(adapter)
+        return _finish_run(args, result, logs, report_dir, expectations, out, err)
+
+
+def _finish_run(
+    args: argparse.Namespace,
+    result: RunResult,
+    logs: CapturedLogs,
+    report_dir: Path | None,
+    expectations: Expectations | None,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """Tell what a run found, write its reports and say its exit code (130: interrupted)."""
+    from conformance.reporting.expectations import (
+        apply_expectations,
+        updated_expectations,
+        write_expectations,
+    )
+    from conformance.reporting.report import group_counts, write_reports
+
+    info = result.implementation
+
+    progress = progress_printer(args.quiet, err)
     if logs.summary():
         print(f"note: {logs.summary()}", file=err)
     progress(f"{result.scenarios} scenarios in {result.duration_s:.1f} s")
-    if args.update_expect:
+    if result.incomplete:
+        print(f"interrupted: {len(result.not_run)} rules did not run in full", file=err)
+    if args.update_expect and not result.incomplete:
         updated = updated_expectations(result, expectations)
         write_expectations(args.expect, updated)
         updated.source = args.expect
@@ -237,14 +270,14 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     print(f"{'group':<{width}}  {'pass':>4}  {'fail':>4}  {'other':>5}", file=out)
     for group, passed, failing, other in rows:
         print(f"{group:<{width}}  {passed:>4}  {failing:>4}  {other:>5}", file=out)
-    quiet = ("pass", "untested", "skipped", "expected-fail")
+    quiet = (Status.PASS, Status.UNTESTED, Status.SKIPPED, Status.EXPECTED_FAIL)
     listed = [o for o in result.rules if o.status not in quiet]
     if listed:
         print(file=out)
     shown: set[str] = set()
     for o in listed:
         failures = o.problems()
-        why = failures[0].message if failures and o.status != "unexpected-pass" else o.reason
+        why = failures[0].message if failures and o.status != Status.UNEXPECTED_PASS else o.reason
         path = next((f.counterexample for f in failures if f.counterexample), None)
         line = f"{o.id}  {o.status}  {why or ''}"
         print(line + (f"  [{path}]" if path else ""), file=out)
@@ -258,12 +291,16 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         paths = write_reports(result, report_dir, args.expect)
         print(f"reports: {', '.join(str(p) for p in paths)}", file=err)
     verdict = "CONFORMANT" if result.conformant else "NOT CONFORMANT"
+    if result.incomplete:
+        verdict = "INCOMPLETE (interrupted)"
     if expectations is not None and result.conformant:
-        known = sum(o.status == "expected-fail" for o in result.rules)
+        known = sum(o.status == Status.EXPECTED_FAIL for o in result.rules)
         verdict = "NOT CONFORMANT, exactly as expected" if known else "CONFORMANT (as expected)"
     counts = {s: sum(o.status == s for o in result.rules) for s in {o.status for o in result.rules}}
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
     print(f"\n{verdict}: {info.name} {info.version}: {summary}", file=out)
+    if result.incomplete:
+        return EXIT_INTERRUPTED
     return EXIT_OK if result.conformant else EXIT_FAIL
 
 
@@ -514,24 +551,26 @@ def _selftest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
 
-    def progress(line: str) -> None:
-        if not args.quiet:
-            print(f"  .. {line}", file=err, flush=True)
+    from conformance.core.runner import interruptible
 
-    result = run_selftest(
-        profile=args.profile,
-        full=args.full,
-        jobs=args.jobs,
-        mutants={name: CATALOGUE[name] for name in names},
-        baseline=not args.no_baseline,
-        coverage=not args.mutants,
-        progress=progress,
-    )
-    format_table(result, out)
-    if args.markdown:
-        with open(args.markdown, "w", encoding="utf-8") as md:
-            format_markdown(result, md)
-        print(f"wrote {args.markdown}", file=err)
+    progress = progress_printer(args.quiet, err)
+    with interruptible():
+        result = run_selftest(
+            profile=args.profile,
+            full=args.full,
+            jobs=args.jobs,
+            mutants={name: CATALOGUE[name] for name in names},
+            baseline=not args.no_baseline,
+            coverage=not args.mutants,
+            progress=progress,
+        )
+        format_table(result, out)
+        if args.markdown:
+            with open(args.markdown, "w", encoding="utf-8") as md:
+                format_markdown(result, md)
+            print(f"wrote {args.markdown}", file=err)
+    if result.incomplete:
+        return EXIT_INTERRUPTED
     return EXIT_OK if result.ok else EXIT_FAIL
 
 

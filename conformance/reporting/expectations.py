@@ -29,6 +29,7 @@ from typing import Any
 from conformance.core.rules import RULES
 from conformance.core.runner import RuleOutcome, RunResult
 from conformance.core.scenario import FixtureError, load_json
+from conformance.vocab import FAILING, NOT_RUN
 
 __all__ = [
     "FAILING_STATUSES",
@@ -39,7 +40,7 @@ __all__ = [
     "write_expectations",
 ]
 
-FAILING_STATUSES = ("fail", "error", "timeout")
+FAILING_STATUSES = FAILING
 # The parts of an entry people write; --update-expect keeps them as they are.
 DOCUMENTATION_KEYS = ("link", "requires", "does", "assessment", "evidence", "counterexample")
 
@@ -165,7 +166,7 @@ def updated_expectations(result: RunResult, previous: Expectations | None) -> Ex
                 if key in before:
                     entry[key] = before[key]
             expected[outcome.id] = entry
-        elif before and status in ("skipped", "untested", "not-exercised"):
+        elif before and status in NOT_RUN:
             expected[outcome.id] = dict(before)  # not confirmed either way: keep it
     return Expectations(result.implementation.name, expected, previous.source if previous else "")
 

@@ -39,6 +39,7 @@ from conformance.reporting.expectations import (
     write_expectations,
 )
 from conformance.reporting.report import findings_markdown, report_json, report_markdown
+from conformance.vocab import FAILING
 
 __all__ = ["publish"]
 
@@ -46,7 +47,7 @@ __all__ = ["publish"]
 def _best_case(outcome: RuleOutcome) -> str | None:
     """The counterexample to publish for a failing rule: the rule's own fixture first, then
     a fixture that lists the rule, then any fixture, then a generated (shrunk) scenario."""
-    bucket = {"fail": outcome.failures, "error": outcome.errors, "timeout": outcome.timeouts}
+    bucket = {str(kind): found for kind, found in outcome.buckets()}
     found = [f for f in bucket.get(outcome.status, []) if f.counterexample]
 
     def written_for(path: str) -> bool:
@@ -91,7 +92,7 @@ def publish(
         sources: dict[str, str] = {}  # rule -> the scratch counterexample it came from
         for outcome in result.rules:
             source = _best_case(outcome)
-            if source is not None and outcome.status in ("fail", "error", "timeout"):
+            if source is not None and outcome.status in FAILING:
                 target = cases / f"{outcome.id}.json"
                 case = json.loads(Path(source).read_text(encoding="utf-8"))
                 target.write_text(json.dumps(case, indent=2, sort_keys=True) + "\n")

@@ -16,6 +16,7 @@ from typing import Any
 
 from conformance.core.adapter import AdapterInfo
 from conformance.core.runner import Failure, RuleOutcome, RunResult
+from conformance.vocab import FAILING, NOT_RUN, Status
 
 __all__ = [
     "STATUSES",
@@ -26,18 +27,8 @@ __all__ = [
     "write_reports",
 ]
 
-STATUSES = (
-    "pass",
-    "fail",
-    "error",
-    "timeout",
-    "skipped",
-    "untested",
-    "not-exercised",
-    "expected-fail",
-    "unexpected-pass",
-)
-SKIPPED = ("skipped", "untested", "not-exercised")
+STATUSES = tuple(str(s) for s in Status)
+SKIPPED = NOT_RUN
 
 
 def report_json(result: RunResult, expect_file: str | None = None) -> dict[str, Any]:
@@ -58,20 +49,16 @@ def group_counts(result: RunResult) -> list[tuple[str, int, int, int]]:
     """(group, passed, failing the run, other) per rule group, in run order."""
     rows = []
     for group, outcomes in groups(result).items():
-        passed = sum(o.status == "pass" for o in outcomes)
+        passed = sum(o.status == Status.PASS for o in outcomes)
         failing = sum(result.failing(o) for o in outcomes)
         rows.append((group, passed, failing, len(outcomes) - passed - failing))
     return rows
 
 
 def all_failures(outcome: RuleOutcome) -> Iterable[tuple[str, Failure]]:
-    for kind, bucket in (
-        ("fail", outcome.failures),
-        ("error", outcome.errors),
-        ("timeout", outcome.timeouts),
-    ):
+    for kind, bucket in outcome.buckets():
         for failure in bucket:
-            yield kind, failure
+            yield str(kind), failure
 
 
 def _cell(text: Any) -> str:
@@ -95,10 +82,16 @@ def report_markdown(
     if expect_file:
         lines.append(f"- expectations: `{expect_file}`")
     verdict = "CONFORMANT" if result.conformant else "NOT CONFORMANT"
-    known = sum(o.status == "expected-fail" for o in result.rules)
+    known = sum(o.status == Status.EXPECTED_FAIL for o in result.rules)
     if result.conformant and known:
         verdict = f"NOT CONFORMANT, exactly as expected ({known} known failures)"
-    lines += [f"- result: **{verdict}**", ""]
+    if result.incomplete:
+        verdict = "INCOMPLETE: interrupted before every rule ran"
+    lines += [f"- result: **{verdict}**"]
+    if result.incomplete:
+        not_run = ", ".join(result.not_run) or "none"
+        lines.append(f"- not run (in full): {not_run}")
+    lines.append("")
     lines += ["| group | pass | failing | other |", "|---|---:|---:|---:|"]
     lines += [f"| {g} | {p} | {f} | {o} |" for g, p, f, o in group_counts(result)]
     lines.append("")
@@ -197,7 +190,7 @@ def result_from_json(document: dict[str, Any]) -> RunResult:
             reason=rule.get("reason"),
             expected=rule.get("expected"),
         )
-        buckets = {"fail": outcome.failures, "error": outcome.errors, "timeout": outcome.timeouts}
+        buckets = {str(kind): bucket for kind, bucket in outcome.buckets()}
         for f in rule["failures"]:
             buckets[f["kind"]].append(
                 Failure(f["message"], f["scenario"], f["counterexample"], f.get("category"))
@@ -214,6 +207,8 @@ def result_from_json(document: dict[str, Any]) -> RunResult:
         notes=list(document.get("notes", [])),
         transport=document.get("transport"),
         protocol=document.get("protocolConformance"),
+        incomplete=bool(document.get("incomplete", False)),
+        not_run=list(document.get("notRun", [])),
     )
 
 
@@ -302,7 +297,7 @@ def report_junit(result: RunResult) -> ET.ElementTree:
             ET.SubElement(case, "failure", message=message, type="fail").text = details
         elif o.status == "unexpected-pass":
             ET.SubElement(case, "failure", message=message, type="unexpected-pass")
-        elif o.status in ("error", "timeout"):
+        elif o.status in (Status.ERROR, Status.TIMEOUT):
             ET.SubElement(case, "error", message=message, type=o.status).text = details
         elif o.status in SKIPPED:
             ET.SubElement(case, "skipped", message=f"{o.status}: {o.reason or ''}".rstrip(": "))
@@ -315,7 +310,7 @@ def report_junit(result: RunResult) -> ET.ElementTree:
             ET.SubElement(
                 case, "failure", message=o.reason or "not exercised", type="not-exercised"
             )
-        if details and o.status not in ("fail", "error", "timeout"):
+        if details and o.status not in FAILING:
             ET.SubElement(case, "system-out").text = details
     if result.kit_errors:
         case = ET.SubElement(suite, "testcase", classname="kit", name="kit-errors")
