@@ -65,7 +65,7 @@ from conformance.transport.protocol import (
     start_message,
 )
 
-__all__ = ["StdioAdapter"]
+__all__ = ["StdioAdapter", "end_all_harnesses"]
 
 STDERR_KEPT_LINES: Final = 60  # lines of stderr in the report's transport section
 STDERR_LINE_CHARS: Final = 2000
@@ -298,7 +298,7 @@ class _Process:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.popen.pid, sig)
 
-    def kill(self) -> None:
+    def kill(self, grace_s: float | None = None) -> None:
         """End the whole process group: SIGTERM, a short grace, SIGKILL; keep its last stderr."""
         if self._killed:
             return
@@ -306,7 +306,7 @@ class _Process:
         _LIVE.discard(self)
         self._signal_group(signal.SIGTERM)
         with contextlib.suppress(OSError):
-            self.wait_exit(self.limits.kill_grace_s)
+            self.wait_exit(self.limits.kill_grace_s if grace_s is None else grace_s)
         self._signal_group(signal.SIGKILL)  # the leader if it ignored SIGTERM, and any child
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=5)
@@ -325,11 +325,15 @@ _LIVE: set[_Process] = set()
 
 
 @atexit.register
-def _kill_all() -> None:
-    """At the kit's exit, no harness process group outlives it."""
+def end_all_harnesses(grace_s: float | None = None) -> None:
+    """End every live harness's process group (registered at exit: none outlives the kit).
+
+    ``grace_s`` overrides each harness's SIGTERM grace (``0``: SIGKILL at
+    once, e.g. before an ``os._exit`` on a second interrupt).
+    """
     for process in list(_LIVE):
         with contextlib.suppress(Exception):
-            process.kill()
+            process.kill(grace_s)
 
 
 class StdioAdapter(SessionAdapter):

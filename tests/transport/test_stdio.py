@@ -28,7 +28,7 @@ from conformance.core.adapter import AdapterError, ImplementationFailure, Scenar
 from conformance.core.runner import run_suite
 from conformance.core.scenario import load_json, validate
 from conformance.transport.policy import Limits, scenario_allowance
-from conformance.transport.stdio import StdioAdapter
+from conformance.transport.stdio import StdioAdapter, end_all_harnesses
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = Path(__file__).with_name("fake_harness.py")
@@ -450,3 +450,30 @@ def test_the_quick_profile_against_a_harness_that_keeps_hanging_ends_within_a_mi
         adapter.close()
     assert result.transport is not None and result.transport["gaveUp"]
     assert time.monotonic() - started < 60
+
+
+def test_end_all_harnesses_ends_every_live_group(adapters: list[StdioAdapter]) -> None:
+    """What the kit's exit runs (and an interrupt may run with no grace)."""
+    first, second = fake("noisy"), fake("noisy")
+    adapters += [first, second]
+    pids = []
+    for adapter in (first, second):
+        adapter.describe()
+        assert adapter._process is not None
+        pids.append(adapter._process.popen.pid)
+    end_all_harnesses(grace_s=0)
+    assert all(gone(pid) for pid in pids)
+
+
+def test_a_trace_too_deep_is_the_implementations_protocol_failure_not_a_kit_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ONCE_DIR", str(tmp_path))
+    adapter = fake("deep", env=dict(os.environ))
+    try:
+        result = run_suite(adapter, profile="quick", rules="PRE-1,PRE-2")
+    finally:
+        adapter.close()
+    assert not result.kit_errors, result.kit_errors
+    (failure,) = [f for o in result.rules for f in o.errors]
+    assert failure.category == "protocol" and "nested deeper than 200 levels" in failure.message
