@@ -138,16 +138,21 @@ class _Process:
 
     # ----------------------------------------------------------------- reading
 
+    @staticmethod
+    def _read(fd: int) -> bytes | None:
+        """One chunk of what ``fd`` holds: ``b""`` at EOF, ``None`` when nothing is there yet."""
+        try:
+            return os.read(fd, CHUNK)
+        except BlockingIOError:
+            return None
+        except OSError:
+            return b""
+
     def _read_out(self) -> bool:
         """Read what stdout holds (one chunk); whether anything came."""
-        try:
-            chunk = os.read(self._out, CHUNK)
-        except BlockingIOError:
-            return False
-        except OSError:
-            chunk = b""
+        chunk = self._read(self._out)
         if not chunk:
-            self._out_open = False
+            self._out_open = self._out_open and chunk is None
             return False
         self._buffer += chunk
         over = len(self._buffer) > self.limits.max_message_bytes
@@ -157,14 +162,9 @@ class _Process:
 
     def _read_err(self) -> bool:
         """Read what stderr holds (one chunk) into the capped tail; whether anything came."""
-        try:
-            chunk = os.read(self._err, CHUNK)
-        except BlockingIOError:
-            return False
-        except OSError:
-            chunk = b""
+        chunk = self._read(self._err)
         if not chunk:
-            self._err_open = False
+            self._err_open = self._err_open and chunk is None
             return False
         self.stderr_total += len(chunk)
         self.stderr_tail += chunk
