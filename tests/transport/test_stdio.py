@@ -425,7 +425,7 @@ def test_a_run_against_a_harness_that_keeps_hanging_is_bounded() -> None:
     adapter = fake("hang-fifth", deadline_s=0.5, max_timeouts=2)
     started = time.monotonic()
     try:
-        result = run_suite(adapter, profile="quick", rules="PRE-1,PRE-2,PRE-3,PRE-4")
+        result = run_suite(adapter, profile="quick", rules="PRE-1,PRE-2,PRE-3")
     finally:
         adapter.close()
     assert time.monotonic() - started < 30
