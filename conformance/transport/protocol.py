@@ -19,6 +19,7 @@ category ``protocol`` whose message names what was expected and what came.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import traceback
 from collections.abc import Mapping
@@ -87,10 +88,35 @@ def loads_bounded(text: str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
         value = json.loads(text, parse_constant=reject_constant)
     except RecursionError:
         raise OutOfBounds(f"nested deeper than {max_depth} levels") from None
+    if _surely_within(text, max_depth):
+        return value
     breach = check_bounds(value, max_depth=max_depth, max_bytes=sys.maxsize)
     if breach is not None:
         raise OutOfBounds(breach)
     return value
+
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def _surely_within(text: str, max_depth: int) -> bool:
+    """A fast, conservative test that JSON ``text`` nests at most ``max_depth`` deep.
+
+    Strings removed, only brackets left, each round strips the innermost pairs
+    (one or two levels); ``False`` means "not sure" (the exact walk decides).
+    """
+    if text.count("[") + text.count("{") <= max_depth:  # not enough brackets to nest deeper
+        return True
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    for _ in range(max_depth // 2):
+        if not brackets:
+            return True
+        shorter = brackets.replace("[]", "").replace("{}", "")
+        if len(shorter) == len(brackets):
+            return False
+        brackets = shorter
+    return not brackets
 
 
 class OutOfBounds(ValueError):
