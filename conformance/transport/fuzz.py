@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 from wsgiref.types import WSGIApplication
 from wsgiref.util import setup_testing_defaults
 
+from conformance.core.bounds import DEFAULT_MAX_BYTES
 from conformance.core.scenario import FixtureError, validate
 from conformance.transport.openapi import OPENAPI_PATH, build
 
@@ -221,7 +222,7 @@ def _http_sender(url: str, timeout_s: float) -> _Sender:
         try:
             connection.request(method, base + path, body=body, headers=dict(headers))
             response = connection.getresponse()
-            data = response.read()
+            data = response.read(DEFAULT_MAX_BYTES + 1)  # bounded: a longer body is cut (and fails)
             return response.status, {k.lower(): v for k, v in response.getheaders()}, data
         finally:
             connection.close()
