@@ -302,12 +302,14 @@ class _Process:
         """End the whole process group: SIGTERM, a short grace, SIGKILL; keep its last stderr."""
         if self._killed:
             return
-        self._killed = True
-        _LIVE.discard(self)
-        self._signal_group(signal.SIGTERM)
-        with contextlib.suppress(OSError):
-            self.wait_exit(self.limits.kill_grace_s if grace_s is None else grace_s)
-        self._signal_group(signal.SIGKILL)  # the leader if it ignored SIGTERM, and any child
+        try:
+            self._signal_group(signal.SIGTERM)
+            with contextlib.suppress(OSError):
+                self.wait_exit(self.limits.kill_grace_s if grace_s is None else grace_s)
+        finally:  # even if an interrupt cut the grace short
+            self._signal_group(signal.SIGKILL)  # the leader if it ignored SIGTERM, and any child
+            self._killed = True
+            _LIVE.discard(self)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=5)
         with contextlib.suppress(OSError):
