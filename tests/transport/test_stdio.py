@@ -477,3 +477,27 @@ def test_a_trace_too_deep_is_the_implementations_protocol_failure_not_a_kit_erro
     assert not result.kit_errors, result.kit_errors
     (failure,) = [f for o in result.rules for f in o.errors]
     assert failure.category == "protocol" and "nested deeper than 200 levels" in failure.message
+
+
+def test_an_interrupt_during_a_run_ends_the_harness_group(adapters: list[StdioAdapter]) -> None:
+    """Ctrl-C while the harness hangs: the interrupt propagates and the group is ended."""
+    adapter = fake("grandchild-hang", deadline_s=60)
+    adapters.append(adapter)
+    validate(adapter.run(SCENARIO), "trace")
+    assert adapter._process is not None
+    leader = adapter._process.popen.pid
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 2.0)  # the harness hangs for good
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            adapter.run(SCENARIO)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert adapter._process is None and gone(leader)
+    (child,) = [int(pid) for pid in re.findall(r"child pid (\d+)", "\n".join(adapter._stderr_tail))]
+    assert gone(child)
