@@ -166,6 +166,41 @@ class View:
                 call.events.append(event)
         return out
 
+    @cached_property
+    def _positions(self) -> dict[int, int]:
+        return {id(e): i for i, e in enumerate(self.trace.get("events", []))}
+
+    def position(self, event: Mapping[str, Any]) -> int:
+        """Position of ``event`` (one of the trace's own, by identity) in the whole event log."""
+        return self._positions[id(event)]
+
+    @cached_property
+    def _first_event_after(self) -> list[int | None]:
+        """[k]: the position of the first event of a call of an action after action ``k``."""
+        last_action: dict[str, int] = {}
+        for c in self.calls:
+            last_action[c.id] = max(last_action.get(c.id, -1), c.action_index)
+        actions = len(self.scenario.get("actions", []))
+        first_of: list[int | None] = [None] * (actions + 1)
+        for position, event in enumerate(self.trace.get("events", [])):
+            call = event.get("call")
+            action = last_action.get(call) if isinstance(call, str) else None
+            if action is not None and first_of[action] is None:
+                first_of[action] = position
+        out: list[int | None] = [None] * (actions + 1)
+        best: int | None = None
+        for k in range(actions - 1, -1, -1):
+            out[k] = best
+            found = first_of[k]
+            if found is not None and (best is None or found < best):
+                best = found
+        return out
+
+    def first_event_after(self, action_index: int) -> Mapping[str, Any] | None:
+        """The first event (in the trace) of any call of a later action than ``action_index``."""
+        position = self._first_event_after[action_index]
+        return None if position is None else self.trace.get("events", [])[position]
+
     def call(self, call_id: str) -> CallView:
         return next(c for c in self.calls if c.id == call_id)
 

@@ -492,8 +492,7 @@ def index_of(call: CallView, event: Mapping[str, Any]) -> int:
 
 def event_index(view: View, event: Mapping[str, Any]) -> int:
     """Position of ``event`` in the whole trace's event log (by identity)."""
-    events = view.trace.get("events", [])
-    return next(i for i, e in enumerate(events) if e is event)
+    return view.position(event)
 
 
 # --------------------------------------------------- shared scenario builders

@@ -18,7 +18,6 @@ from conformance.core.rules._facts import (
     args_valid,
     arguments_of,
     effective_decision,
-    event_index,
     finalizer_threw,
     has_special,
     is_content,
@@ -290,7 +289,6 @@ def CANCEL_3(view: View) -> Iterator[Verdict]:
 def CANCEL_4(view: View) -> Iterator[Verdict]:
     """execute returns only after the body settled: its exit precedes finalization, publication and
     later actions."""
-    events = view.trace.get("events", [])
     for call in view.calls:
         if not call.returned or not call.body_entered:
             continue
@@ -298,8 +296,9 @@ def CANCEL_4(view: View) -> Iterator[Verdict]:
             e for e in call.events if e.get("stage") == "body" and e.get("at") in ("exit", "throw")
         ]
         later = [e for e in call.events if e.get("stage") in ("finalize", "result", "post-execute")]
-        later_ids = {c.id for c in view.calls if c.action_index > call.action_index}
-        later += [e for e in events if e.get("call") in later_ids][:1]
+        next_action = view.first_event_after(call.action_index)
+        if next_action is not None:
+            later.append(next_action)
         if not settled:
             yield require(
                 False,
@@ -307,8 +306,8 @@ def CANCEL_4(view: View) -> Iterator[Verdict]:
                 "the call returned but its body never settled: the registry abandoned it",
             )
             continue
-        end = event_index(view, settled[-1])
-        early = sorted({str(e.get("stage")) for e in later if event_index(view, e) < end})
+        end = view.position(settled[-1])
+        early = sorted({str(e.get("stage")) for e in later if view.position(e) < end})
         yield require(
             not early,
             call.id,
