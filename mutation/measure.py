@@ -1,0 +1,457 @@
+"""Mutation testing of reference/ with cosmic-ray, the kit's quick run as the killing test.
+
+    nice -n 19 python mutation/measure.py --sample 60 --seed 11   # a seeded sample
+    nice -n 19 python mutation/measure.py --sample 30 --seed 11 --gate 0.9  # the CI gate
+    nice -n 19 python mutation/measure.py --resume                 # go on where it stopped
+
+What it does, in order (see mutation/README.md):
+
+1. copies ``reference/`` and ``conformance/`` of ``--rev`` (default HEAD) with
+   ``git archive`` into a scratch directory (``--work``, default under the system's
+   temporary directory): cosmic-ray mutates files in place, and others work in this
+   tree;
+2. checks that ``reference`` and ``conformance`` import from that copy and that the
+   unmutated reference survives (the baseline, timed: the mutants' timeout is
+   ``max(60, 4 x baseline)`` s unless ``--timeout``);
+3. ``cosmic-ray init`` of every file of ``reference/`` with cosmic-ray's operators and
+   the deletion operators of ``mutation/operators`` (registered in-process when that
+   package is not installed);
+4. draws ``--sample N`` mutants with ``--seed`` (every file gets at least
+   ``--min-per-file``, the rest in proportion to the file's mutants) and marks the
+   others skipped; without ``--sample`` every mutant runs;
+5. runs them one at a time in the seeded order through cosmic-ray's
+   ``mutate_and_test`` with ``mutation/kill.py`` as the test command, recording
+   each result in the session (stops after ``--budget`` minutes; ``--resume``
+   continues);
+6. prints the kill rate per file of ``reference/`` as Markdown (``--markdown FILE``
+   writes it too) with every survivor's diff, and writes ``results.json`` in the work
+   directory. With ``--gate RATE`` it exits 1 when the kill rate is below RATE.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import random
+import shlex
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cosmic_ray.plugins  # type: ignore[import-untyped]
+from cosmic_ray.commands import init as cr_init  # type: ignore[import-untyped]
+from cosmic_ray.config import load_config, serialize_config  # type: ignore[import-untyped]
+from cosmic_ray.modules import filter_paths, find_modules  # type: ignore[import-untyped]
+from cosmic_ray.mutating import mutate_and_test  # type: ignore[import-untyped]
+from cosmic_ray.testing import run_tests  # type: ignore[import-untyped]
+from cosmic_ray.work_db import WorkDB, use_db  # type: ignore[import-untyped]
+from cosmic_ray.work_item import (  # type: ignore[import-untyped]
+    TestOutcome,
+    WorkerOutcome,
+    WorkItem,
+    WorkResult,
+)
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+CONFIG = HERE / "cosmic-ray.toml"
+COPIED = ("reference", "conformance")
+DEFAULT_WORK = Path(tempfile.gettempdir()) / "toolreg-mutation"
+MIN_TIMEOUT_S = 60.0
+TIMEOUT_FACTOR = 4.0
+DIFF_LINES = 12  # of a survivor's diff, in the Markdown
+
+
+@dataclass
+class Plan:
+    """What a session runs and in which order; kept next to the session for --resume."""
+
+    rev: str
+    commit: str
+    seed: int | None
+    sample: int | None
+    timeout: float
+    baseline_s: float
+    order: list[str]
+    mutants_per_file: dict[str, int]
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.__dict__, indent=1) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> Plan:
+        return cls(**json.loads(path.read_text(encoding="utf-8")))
+
+
+def register_operators() -> None:
+    """Make the ``toolreg/`` deletion operators known to cosmic-ray in this process."""
+    if "toolreg" in cosmic_ray.plugins.OPERATOR_PROVIDERS:
+        return  # installed: pip install -e mutation/operators
+    sys.path.insert(0, str(HERE / "operators"))
+    from toolreg_mutation_operators import OperatorProvider
+
+    cosmic_ray.plugins.OPERATOR_PROVIDERS["toolreg"] = OperatorProvider()
+
+
+def git(*args: str) -> bytes:
+    return subprocess.run(["git", *args], cwd=REPO, check=True, capture_output=True).stdout
+
+
+def make_tree(commit: str, tree: Path) -> None:
+    """A fresh scratch copy of ``COPIED`` at ``commit``, with the killing test at mutation/."""
+    if tree.exists():
+        shutil.rmtree(tree)
+    tree.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(git("archive", commit, *COPIED))) as archive:
+        archive.extractall(tree, filter="tar")
+    (tree / "mutation").mkdir()
+    shutil.copy2(HERE / "kill.py", tree / "mutation" / "kill.py")
+
+
+def check_imports(tree: Path) -> None:
+    """Fail unless ``reference`` and ``conformance`` import from the scratch copy."""
+    code = "import conformance, reference; print(reference.__file__); print(conformance.__file__)"
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    strays = [p for p in out if not Path(p).resolve().is_relative_to(tree.resolve())]
+    if strays:
+        sys.exit(f"the scratch copy does not shadow the installed package: {strays}")
+
+
+def effective_config(timeout: float) -> Any:
+    """mutation/cosmic-ray.toml with this interpreter and the given timeout."""
+    config = load_config(str(CONFIG))
+    command = shlex.split(config["test-command"])
+    if command[0] == "python":
+        command[0] = sys.executable
+    config["test-command"] = shlex.join(command)
+    config["timeout"] = timeout
+    return config
+
+
+def baseline(config: Any) -> float:
+    """Seconds the unmutated reference takes; exits when it does not survive."""
+    start = time.monotonic()
+    outcome, output = run_tests(config["test-command"], config.timeout)
+    if outcome != TestOutcome.SURVIVED:
+        sys.exit(f"baseline: the unmutated reference does not pass the kit:\n{output}")
+    return time.monotonic() - start
+
+
+def sort_key(item: WorkItem) -> tuple[str, str, int]:
+    m = item.mutations[0]
+    return (str(m.module_path), m.operator_name, m.occurrence)
+
+
+def quotas(counts: dict[str, int], n: int, min_per_file: int) -> dict[str, int]:
+    """How many mutants of each file a sample of about ``n`` takes."""
+    total = sum(counts.values())
+    return {f: min(c, max(min_per_file, round(n * c / total))) for f, c in sorted(counts.items())}
+
+
+def draw(items: Sequence[WorkItem], n: int | None, seed: int, min_per_file: int) -> list[WorkItem]:
+    """The seeded sample (every item without ``n``), in the seeded order it runs in."""
+    rng = random.Random(seed)
+    ordered = sorted(items, key=sort_key)
+    if n is None:
+        chosen = ordered
+    else:
+        by_file: dict[str, list[WorkItem]] = {}
+        for item in ordered:
+            by_file.setdefault(str(item.mutations[0].module_path), []).append(item)
+        counts = {f: len(v) for f, v in by_file.items()}
+        chosen = []
+        for f, k in quotas(counts, n, min_per_file).items():
+            chosen += rng.sample(by_file[f], k)
+    rng.shuffle(chosen)
+    return chosen
+
+
+def start(args: argparse.Namespace, work: Path, tree: Path, session: Path) -> Plan:
+    """Copy, check, time the baseline, init the session and draw the sample."""
+    commit = git("rev-parse", "--verify", f"{args.rev}^{{commit}}").decode().strip()
+    make_tree(commit, tree)
+    check_imports(tree)
+    os.chdir(tree)
+    probe = effective_config(args.timeout or 30 * MIN_TIMEOUT_S)
+    baseline_s = baseline(probe)
+    timeout = args.timeout or max(MIN_TIMEOUT_S, TIMEOUT_FACTOR * baseline_s)
+    config = effective_config(timeout)
+    (work / "cosmic-ray.toml").write_text(serialize_config(config), encoding="utf-8")
+    modules = sorted(
+        filter_paths(
+            find_modules([Path(config["module-path"])]), config.get("excluded-modules", ())
+        )
+    )
+    with use_db(str(session), mode=WorkDB.Mode.create) as db:
+        cr_init(modules, db, config.operators_config)
+        items = db.work_items
+        chosen = draw(items, args.sample, args.seed, args.min_per_file)
+        picked = {item.job_id for item in chosen}
+        skipped = [item.job_id for item in items if item.job_id not in picked]
+        db.set_multiple_results(
+            skipped, WorkResult(output="not in the sample", worker_outcome=WorkerOutcome.SKIPPED)
+        )
+    per_file = Counter(str(item.mutations[0].module_path) for item in items)
+    print(
+        f"{len(items)} mutants in {len(per_file)} files; running {len(chosen)} "
+        f"(seed {args.seed}), baseline {baseline_s:.1f} s, timeout {timeout:.0f} s",
+        file=sys.stderr,
+    )
+    return Plan(
+        rev=args.rev,
+        commit=commit,
+        seed=args.seed if args.sample is not None else None,
+        sample=args.sample,
+        timeout=timeout,
+        baseline_s=baseline_s,
+        order=[item.job_id for item in chosen],
+        mutants_per_file=dict(sorted(per_file.items())),
+    )
+
+
+def execute(plan: Plan, plan_path: Path, session: Path, budget_s: float | None) -> bool:
+    """Run the plan's pending mutants in order; False when the budget ran out first."""
+    config = effective_config(plan.timeout)
+    began = time.monotonic()
+    with use_db(str(session), mode=WorkDB.Mode.open) as db:
+        pending = {item.job_id: item for item in db.pending_work_items}
+        todo = [job for job in plan.order if job in pending]
+        for i, job in enumerate(todo, 1):
+            if budget_s is not None and time.monotonic() - began > budget_s:
+                print(f"budget spent: {len(todo) - i + 1} mutants not run", file=sys.stderr)
+                return False
+            item = pending[job]
+            t0 = time.monotonic()
+            result = mutate_and_test(item.mutations, config["test-command"], plan.timeout)
+            plan.seconds[job] = round(time.monotonic() - t0, 2)
+            db.set_result(job, result)
+            plan.save(plan_path)
+            m = item.mutations[0]
+            print(
+                f"[{i}/{len(todo)}] {m.module_path}:{m.start_pos[0]} {m.operator_name} "
+                f"-> {outcome(result)[0]} ({plan.seconds[job]:.0f} s)",
+                file=sys.stderr,
+            )
+    return True
+
+
+def outcome(result: WorkResult) -> tuple[str, str]:
+    """(survived | killed | timeout | error-kill | incompetent | no-test, the kill's reason)."""
+    if result.worker_outcome == WorkerOutcome.NO_TEST:
+        return "no-test", ""
+    if result.worker_outcome == WorkerOutcome.EXCEPTION or result.test_outcome in (
+        None,
+        TestOutcome.INCOMPETENT,
+    ):
+        return "incompetent", ((result.output or "").strip().splitlines() or [""])[-1]
+    if result.test_outcome == TestOutcome.SURVIVED:
+        return "survived", ""
+    output = result.output or ""
+    if output.strip() == "timeout":
+        return "timeout", "timeout"
+    verdict = next(
+        (line for line in reversed(output.splitlines()) if line.startswith("verdict: ")), ""
+    )
+    reason = verdict.removeprefix("verdict: ")
+    if reason.startswith("killed-by-rules "):
+        return "killed", reason.removeprefix("killed-by-rules ")
+    return "error-kill", reason or output.strip()[-300:]
+
+
+@dataclass
+class FileStats:
+    mutants: int = 0
+    run: int = 0
+    killed: int = 0  # by a rule's verdict
+    error_kill: int = 0  # the kit or the import crashed
+    timeout: int = 0
+    survived: int = 0
+    other: int = 0  # incompetent / no-test: counted nowhere
+
+    @property
+    def dead(self) -> int:
+        return self.killed + self.error_kill + self.timeout
+
+    @property
+    def rate(self) -> float | None:
+        judged = self.dead + self.survived
+        return self.dead / judged if judged else None
+
+
+def collect(
+    plan: Plan, session: Path
+) -> tuple[dict[str, FileStats], list[dict[str, Any]], Counter[str]]:
+    """Per-file stats, every survivor and the count of kills per rule."""
+    stats = {f: FileStats(mutants=n) for f, n in plan.mutants_per_file.items()}
+    survivors: list[dict[str, Any]] = []
+    killers: Counter[str] = Counter()
+    with use_db(str(session), mode=WorkDB.Mode.open) as db:
+        for item, result in db.completed_work_items:
+            if result.worker_outcome == WorkerOutcome.SKIPPED:
+                continue
+            m = item.mutations[0]
+            s = stats[str(m.module_path)]
+            s.run += 1
+            kind, reason = outcome(result)
+            if kind == "killed":
+                s.killed += 1
+                killers.update(r.split("=")[0] for r in reason.split(","))
+            elif kind == "error-kill":
+                s.error_kill += 1
+                killers["(error) " + reason[:80]] += 1
+            elif kind == "timeout":
+                s.timeout += 1
+                killers["(timeout)"] += 1
+            elif kind == "survived":
+                s.survived += 1
+                survivors.append(
+                    {
+                        "file": str(m.module_path),
+                        "line": m.start_pos[0],
+                        "operator": m.operator_name,
+                        "occurrence": m.occurrence,
+                        "definition": m.definition_name,
+                        "diff": diff_body(result.diff or ""),
+                    }
+                )
+            else:
+                s.other += 1
+    survivors.sort(key=lambda s: (s["file"], s["line"], s["operator"]))
+    return stats, survivors, killers
+
+
+def diff_body(diff: str) -> list[str]:
+    """The changed lines of a unified diff, with one line of context."""
+    lines = [x for x in diff.splitlines() if x and not x.startswith(("---", "+++", "@@"))]
+    changed = [i for i, x in enumerate(lines) if x[0] in "+-"]
+    if not changed:
+        return []
+    return lines[max(0, changed[0] - 1) : changed[-1] + 2][:DIFF_LINES]
+
+
+def pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def total(stats: Iterable[FileStats]) -> FileStats:
+    out = FileStats()
+    for s in stats:
+        for name in ("mutants", "run", "killed", "error_kill", "timeout", "survived", "other"):
+            setattr(out, name, getattr(out, name) + getattr(s, name))
+    return out
+
+
+def markdown(
+    plan: Plan, stats: dict[str, FileStats], survivors: list[dict[str, Any]], killers: Counter[str]
+) -> Iterator[str]:
+    spent = sum(plan.seconds.values())
+    yield (
+        f"Commit `{plan.commit[:12]}`; sample {plan.sample or 'all'} (seed {plan.seed}); "
+        f"baseline {plan.baseline_s:.1f} s, timeout {plan.timeout:.0f} s; "
+        f"{len(plan.seconds)} mutants run in {spent / 60:.1f} min."
+    )
+    yield ""
+    yield (
+        "| file | mutants | run | killed (rule) | killed (error) | killed (timeout) "
+        "| survived | other | kill rate |"
+    )
+    yield "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    for name, s in [*stats.items(), ("**all**", total(stats.values()))]:
+        yield (
+            f"| {name} | {s.mutants} | {s.run} | {s.killed} | {s.error_kill} | {s.timeout} "
+            f"| {s.survived} | {s.other} | {pct(s.rate)} |"
+        )
+    yield ""
+    yield "Kills per rule (a mutant killed by several rules counts for each):"
+    yield ""
+    yield ", ".join(f"{rule} {n}" for rule, n in killers.most_common()) or "(none)"
+    yield ""
+    yield f"### Survivors ({len(survivors)})"
+    for sv in survivors:
+        yield ""
+        where = f"`{sv['file']}:{sv['line']}`"
+        yield f"- {where} {sv['operator']} #{sv['occurrence']} in `{sv['definition']}`"
+        yield ""
+        yield "  ```diff"
+        yield from (f"  {line}" for line in sv["diff"])
+        yield "  ```"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rev", default="HEAD", help="the commit whose reference/ is mutated")
+    parser.add_argument("--sample", type=int, help="about this many mutants (default: all)")
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--min-per-file", type=int, default=3)
+    parser.add_argument(
+        "--timeout", type=float, help="seconds per mutant (default: from the baseline)"
+    )
+    parser.add_argument(
+        "--budget", type=float, help="stop after this many minutes (--resume goes on)"
+    )
+    parser.add_argument("--resume", action="store_true", help="continue the session in --work")
+    parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help=f"default: {DEFAULT_WORK}")
+    parser.add_argument("--markdown", type=Path, help="also write the Markdown here")
+    parser.add_argument(
+        "--gate", type=float, metavar="RATE", help="exit 1 below this kill rate (0..1)"
+    )
+    args = parser.parse_args(argv)
+    markdown_path = args.markdown.resolve() if args.markdown else None
+
+    register_operators()
+    work = args.work.resolve()
+    tree, session, plan_path = work / "tree", work / "session.sqlite", work / "plan.json"
+    if args.resume:
+        plan = Plan.load(plan_path)
+        make_tree(plan.commit, tree)  # a killed run may have left a mutated file behind
+        os.chdir(tree)
+    else:
+        work.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            session.unlink()
+        plan = start(args, work, tree, session)
+        plan.save(plan_path)
+    finished = execute(plan, plan_path, session, None if args.budget is None else args.budget * 60)
+
+    stats, survivors, killers = collect(plan, session)
+    text = "\n".join(markdown(plan, stats, survivors, killers)) + "\n"
+    print(text)
+    if markdown_path:
+        markdown_path.write_text(text, encoding="utf-8")
+    rate = total(stats.values()).rate
+    summary = {
+        "commit": plan.commit,
+        "sample": plan.sample,
+        "seed": plan.seed,
+        "finished": finished,
+        "rate": rate,
+        "seconds": sum(plan.seconds.values()),
+        "files": {f: {**s.__dict__, "rate": s.rate} for f, s in stats.items()},
+        "survivors": survivors,
+    }
+    (work / "results.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    if args.gate is not None and (not finished or rate is None or rate < args.gate):
+        print(f"gate: kill rate {pct(rate)} is below {pct(args.gate)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
