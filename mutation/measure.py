@@ -3,6 +3,7 @@
     nice -n 19 python mutation/measure.py --sample 60 --seed 11   # a seeded sample
     nice -n 19 python mutation/measure.py --sample 30 --seed 11 --gate 0.9  # the CI gate
     nice -n 19 python mutation/measure.py --resume                 # go on where it stopped
+    python mutation/measure.py --report-only                       # the tables of the session
 
 What it does, in order (see mutation/README.md):
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import io
 import json
 import os
@@ -53,10 +55,11 @@ import cosmic_ray.plugins  # type: ignore[import-untyped]
 from cosmic_ray.commands import init as cr_init  # type: ignore[import-untyped]
 from cosmic_ray.config import load_config, serialize_config  # type: ignore[import-untyped]
 from cosmic_ray.modules import filter_paths, find_modules  # type: ignore[import-untyped]
-from cosmic_ray.mutating import mutate_and_test  # type: ignore[import-untyped]
+from cosmic_ray.mutating import mutate_and_test, mutate_code  # type: ignore[import-untyped]
 from cosmic_ray.testing import run_tests  # type: ignore[import-untyped]
 from cosmic_ray.work_db import WorkDB, use_db  # type: ignore[import-untyped]
 from cosmic_ray.work_item import (  # type: ignore[import-untyped]
+    MutationSpec,
     TestOutcome,
     WorkerOutcome,
     WorkItem,
@@ -100,9 +103,8 @@ def register_operators() -> None:
     if "toolreg" in cosmic_ray.plugins.OPERATOR_PROVIDERS:
         return  # installed: pip install -e mutation/operators
     sys.path.insert(0, str(HERE / "operators"))
-    from toolreg_mutation_operators import OperatorProvider
-
-    cosmic_ray.plugins.OPERATOR_PROVIDERS["toolreg"] = OperatorProvider()
+    operators = importlib.import_module("toolreg_mutation_operators")
+    cosmic_ray.plugins.OPERATOR_PROVIDERS["toolreg"] = operators.OperatorProvider()
 
 
 def git(*args: str) -> bytes:
@@ -224,8 +226,8 @@ def start(args: argparse.Namespace, work: Path, tree: Path, session: Path) -> Pl
     )
 
 
-def execute(plan: Plan, plan_path: Path, session: Path, budget_s: float | None) -> bool:
-    """Run the plan's pending mutants in order; False when the budget ran out first."""
+def execute(plan: Plan, plan_path: Path, session: Path, budget_s: float | None) -> None:
+    """Run the plan's pending mutants in order until the budget is spent."""
     config = effective_config(plan.timeout)
     began = time.monotonic()
     with use_db(str(session), mode=WorkDB.Mode.open) as db:
@@ -234,7 +236,7 @@ def execute(plan: Plan, plan_path: Path, session: Path, budget_s: float | None) 
         for i, job in enumerate(todo, 1):
             if budget_s is not None and time.monotonic() - began > budget_s:
                 print(f"budget spent: {len(todo) - i + 1} mutants not run", file=sys.stderr)
-                return False
+                return
             item = pending[job]
             t0 = time.monotonic()
             result = mutate_and_test(item.mutations, config["test-command"], plan.timeout)
@@ -247,7 +249,6 @@ def execute(plan: Plan, plan_path: Path, session: Path, budget_s: float | None) 
                 f"-> {outcome(result)[0]} ({plan.seconds[job]:.0f} s)",
                 file=sys.stderr,
             )
-    return True
 
 
 def outcome(result: WorkResult) -> tuple[str, str]:
@@ -281,6 +282,7 @@ class FileStats:
     error_kill: int = 0  # the kit or the import crashed
     timeout: int = 0
     survived: int = 0
+    invalid: int = 0  # not Python (cosmic-ray replaced the `*` of keyword-only arguments...)
     other: int = 0  # incompetent / no-test: counted nowhere
 
     @property
@@ -311,6 +313,8 @@ def collect(
             if kind == "killed":
                 s.killed += 1
                 killers.update(r.split("=")[0] for r in reason.split(","))
+            elif kind == "error-kill" and not compiles(m):
+                s.invalid += 1
             elif kind == "error-kill":
                 s.error_kill += 1
                 killers["(error) " + reason[:80]] += 1
@@ -335,6 +339,17 @@ def collect(
     return stats, survivors, killers
 
 
+def compiles(m: MutationSpec) -> bool:
+    """Whether mutation ``m`` of the (unmutated) scratch copy is still Python."""
+    operator = cosmic_ray.plugins.get_operator(m.operator_name)(**m.operator_args)
+    code = mutate_code(Path(m.module_path).read_text(encoding="utf-8"), operator, m.occurrence)
+    try:
+        compile(code, str(m.module_path), "exec")
+    except SyntaxError:
+        return False
+    return True
+
+
 def diff_body(diff: str) -> list[str]:
     """The changed lines of a unified diff, with one line of context."""
     lines = [x for x in diff.splitlines() if x and not x.startswith(("---", "+++", "@@"))]
@@ -351,7 +366,7 @@ def pct(value: float | None) -> str:
 def total(stats: Iterable[FileStats]) -> FileStats:
     out = FileStats()
     for s in stats:
-        for name in ("mutants", "run", "killed", "error_kill", "timeout", "survived", "other"):
+        for name in (*FileStats.__dataclass_fields__,):
             setattr(out, name, getattr(out, name) + getattr(s, name))
     return out
 
@@ -368,13 +383,13 @@ def markdown(
     yield ""
     yield (
         "| file | mutants | run | killed (rule) | killed (error) | killed (timeout) "
-        "| survived | other | kill rate |"
+        "| survived | not Python | other | kill rate |"
     )
-    yield "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    yield "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     for name, s in [*stats.items(), ("**all**", total(stats.values()))]:
         yield (
             f"| {name} | {s.mutants} | {s.run} | {s.killed} | {s.error_kill} | {s.timeout} "
-            f"| {s.survived} | {s.other} | {pct(s.rate)} |"
+            f"| {s.survived} | {s.invalid} | {s.other} | {pct(s.rate)} |"
         )
     yield ""
     yield "Kills per rule (a mutant killed by several rules counts for each):"
@@ -407,6 +422,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--budget", type=float, help="stop after this many minutes (--resume goes on)"
     )
     parser.add_argument("--resume", action="store_true", help="continue the session in --work")
+    parser.add_argument(
+        "--report-only", action="store_true", help="report on the session in --work, run nothing"
+    )
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help=f"default: {DEFAULT_WORK}")
     parser.add_argument("--markdown", type=Path, help="also write the Markdown here")
     parser.add_argument(
@@ -418,7 +436,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     register_operators()
     work = args.work.resolve()
     tree, session, plan_path = work / "tree", work / "session.sqlite", work / "plan.json"
-    if args.resume:
+    if args.report_only:  # a copy of its own: the session may still be running in `tree`
+        plan = Plan.load(plan_path)
+        make_tree(plan.commit, work / "report-tree")
+        os.chdir(work / "report-tree")
+    elif args.resume:
         plan = Plan.load(plan_path)
         make_tree(plan.commit, tree)  # a killed run may have left a mutated file behind
         os.chdir(tree)
@@ -428,7 +450,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             session.unlink()
         plan = start(args, work, tree, session)
         plan.save(plan_path)
-    finished = execute(plan, plan_path, session, None if args.budget is None else args.budget * 60)
+    if not args.report_only:
+        execute(plan, plan_path, session, None if args.budget is None else args.budget * 60)
+    with use_db(str(session), mode=WorkDB.Mode.open) as db:
+        pending = {item.job_id for item in db.pending_work_items}
+    finished = not pending.intersection(plan.order)
 
     stats, survivors, killers = collect(plan, session)
     text = "\n".join(markdown(plan, stats, survivors, killers)) + "\n"

@@ -1,0 +1,104 @@
+"""The driver's sampling and its reading of results: python -m pytest mutation/tests"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cosmic_ray.testing import run_tests  # type: ignore[import-untyped]
+from cosmic_ray.work_item import (  # type: ignore[import-untyped]
+    MutationSpec,
+    WorkerOutcome,
+    WorkItem,
+    WorkResult,
+)
+from cosmic_ray.work_item import (
+    TestOutcome as Outcome,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import kill
+import measure
+
+
+def item(path: str, occurrence: int, operator: str = "core/NumberReplacer") -> WorkItem:
+    spec = MutationSpec(path, operator, occurrence, (1, 0), (1, 1))
+    return WorkItem.single(f"{path}-{operator}-{occurrence}", spec)
+
+
+def killed(output: str) -> WorkResult:
+    return WorkResult(WorkerOutcome.NORMAL, output, Outcome.KILLED)
+
+
+def test_quotas_cover_every_file_and_follow_the_counts() -> None:
+    q = measure.quotas({"a.py": 900, "b.py": 90, "c.py": 2}, 100, 3)
+    assert q == {"a.py": 91, "b.py": 9, "c.py": 2}
+
+
+def test_draw_is_seeded_and_spread() -> None:
+    items = [item("a.py", i) for i in range(50)] + [item("b.py", i) for i in range(5)]
+    first = measure.draw(items, 10, 7, 3)
+    assert [i.job_id for i in first] == [i.job_id for i in measure.draw(items[::-1], 10, 7, 3)]
+    assert [i.job_id for i in first] != [i.job_id for i in measure.draw(items, 10, 8, 3)]
+    assert sum(str(i.mutations[0].module_path) == "b.py" for i in first) == 3
+    assert len(measure.draw(items, None, 7, 3)) == len(items)
+
+
+@pytest.mark.parametrize(
+    ("result", "expected"),
+    [
+        (WorkResult(WorkerOutcome.NORMAL, "x\nverdict: survived", Outcome.SURVIVED), "survived"),
+        (killed("verdict: killed-by-rules PRE-3=fail,FIN-2=error"), "killed"),
+        (killed("timeout"), "timeout"),
+        (
+            killed("kit error: ImportError\nverdict: killed-by-error exit 2: kit error"),
+            "error-kill",
+        ),
+        (WorkResult(WorkerOutcome.EXCEPTION, "Traceback", Outcome.INCOMPETENT), "incompetent"),
+        (WorkResult(WorkerOutcome.NO_TEST), "no-test"),
+    ],
+)
+def test_outcome(result: WorkResult, expected: str) -> None:
+    assert measure.outcome(result)[0] == expected
+
+
+def test_verdict_names_the_failing_rules(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    report.write_text(
+        '{"rules": [{"id": "PRE-1", "status": "pass"}, {"id": "FIN-2", "status": "error"}],'
+        ' "kitErrors": []}'
+    )
+    assert kill.verdict(0, "", report) == "survived"
+    assert kill.verdict(1, "", report) == "killed-by-rules FIN-2=error"
+    assert kill.verdict(2, "x\nkit error: Boom\n", tmp_path / "none") == (
+        "killed-by-error exit 2: kit error: Boom"
+    )
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Iterator[Path]:
+    commit = measure.git("rev-parse", "HEAD").decode().strip()
+    measure.make_tree(commit, tmp_path / "tree")
+    yield tmp_path / "tree"
+
+
+def test_a_broken_import_kills_with_its_reason(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with (tree / "reference" / "timeout.py").open("a") as f:
+        f.write("\nraise ImportError('mutant broke the import')\n")
+    monkeypatch.chdir(tree)
+    outcome, output = run_tests(f"{sys.executable} mutation/kill.py", 120)
+    kind, reason = measure.outcome(WorkResult(WorkerOutcome.NORMAL, output, outcome))
+    assert (kind, "mutant broke the import" in reason) == ("error-kill", True)
+
+
+def test_a_hang_is_a_timeout_kill(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with (tree / "reference" / "timeout.py").open("a") as f:
+        f.write("\nimport time\nwhile True:\n    time.sleep(0.05)\n")
+    monkeypatch.chdir(tree)
+    started = time.monotonic()
+    outcome, output = run_tests(f"{sys.executable} mutation/kill.py", 4)
+    assert time.monotonic() - started < 30
+    assert measure.outcome(WorkResult(WorkerOutcome.NORMAL, output, outcome))[0] == "timeout"
