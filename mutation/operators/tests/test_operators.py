@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 from cosmic_ray.mutating import mutate_code  # type: ignore[import-untyped]
 from cosmic_ray.operators.operator import Example, Operator  # type: ignore[import-untyped]
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from toolreg_mutation_operators import OPERATORS, OperatorProvider
 
 CASES = [(op, ex) for op in OPERATORS.values() for ex in op.examples()]
