@@ -33,19 +33,14 @@ import ssl
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from conformance.core.adapter import AdapterError, AdapterInfo, ImplementationFailure
-from conformance.transport.policy import (
-    DEFAULT_DEADLINE_S,
-    DEFAULT_MAX_CONSECUTIVE,
-    DEFAULT_MAX_RESTARTS,
-    DEFAULT_MAX_TIMEOUTS,
-    DEFAULT_START_DEADLINE_S,
-    Limits,
-    SessionAdapter,
-)
+from conformance.transport.policy import SessionAdapter, SessionOptions
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 from conformance.transport.protocol import (
     decode_line,
     encode,
@@ -88,14 +83,7 @@ class HttpAdapter(SessionAdapter):
     def __init__(
         self,
         url: str,
-        *,
-        deadline_s: float = DEFAULT_DEADLINE_S,
-        start_deadline_s: float = DEFAULT_START_DEADLINE_S,
-        max_restarts: int = DEFAULT_MAX_RESTARTS,
-        max_consecutive: int = DEFAULT_MAX_CONSECUTIVE,
-        max_timeouts: int = DEFAULT_MAX_TIMEOUTS,
-        validate_protocol: bool = False,
-        limits: Limits | None = None,
+        **options: Unpack[SessionOptions],
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -106,15 +94,7 @@ class HttpAdapter(SessionAdapter):
             port = parts.port
         except ValueError as e:
             raise AdapterError(f"{url!r}: {e}") from None
-        super().__init__(
-            deadline_s=deadline_s,
-            start_deadline_s=start_deadline_s,
-            max_restarts=max_restarts,
-            max_consecutive=max_consecutive,
-            max_timeouts=max_timeouts,
-            validate_protocol=validate_protocol,
-            limits=limits or Limits(),
-        )
+        super().__init__(**options)
         self.url = url.rstrip("/")
         self.scheme = parts.scheme
         self.host = parts.hostname

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from conformance.core.adapter import (
     AdapterError,
@@ -42,6 +42,7 @@ __all__ = [
     "DEFAULT_START_DEADLINE_S",
     "Limits",
     "SessionAdapter",
+    "SessionOptions",
     "scenario_allowance",
 ]
 
@@ -78,6 +79,18 @@ class Limits:
             if type(value) is not int or value <= 0:
                 raise AdapterError(f"{name} must be a positive integer, got {value!r}")
         _check_seconds("kill_grace_s", self.kill_grace_s, allow_zero=True)
+
+
+class SessionOptions(TypedDict, total=False):
+    """The policy's options, the same keywords for every transport (defaults: SessionAdapter)."""
+
+    deadline_s: float
+    start_deadline_s: float
+    max_restarts: int
+    max_consecutive: int
+    max_timeouts: int
+    validate_protocol: bool
+    limits: Limits | None
 
 
 def _check_seconds(name: str, value: float, *, allow_zero: bool = False) -> None:
@@ -122,13 +135,13 @@ class SessionAdapter:
     def __init__(
         self,
         *,
-        deadline_s: float,
-        start_deadline_s: float,
-        max_restarts: int,
-        max_consecutive: int,
-        max_timeouts: int,
-        validate_protocol: bool,
-        limits: Limits,
+        deadline_s: float = DEFAULT_DEADLINE_S,
+        start_deadline_s: float = DEFAULT_START_DEADLINE_S,
+        max_restarts: int = DEFAULT_MAX_RESTARTS,
+        max_consecutive: int = DEFAULT_MAX_CONSECUTIVE,
+        max_timeouts: int = DEFAULT_MAX_TIMEOUTS,
+        validate_protocol: bool = False,
+        limits: Limits | None = None,
     ) -> None:
         _check_seconds("the deadline", deadline_s)
         _check_seconds("the start deadline", start_deadline_s)
@@ -146,7 +159,7 @@ class SessionAdapter:
         self.max_consecutive = max_consecutive
         self.max_timeouts = max_timeouts
         self.validate_protocol = validate_protocol
-        self.limits = limits
+        self.limits = limits or Limits()
         self.failures: dict[str, int] = {}
         self._info: AdapterInfo | None = None
         self._open = False

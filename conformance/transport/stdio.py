@@ -45,18 +45,13 @@ import subprocess
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from conformance.core.adapter import AdapterError, AdapterInfo, ImplementationFailure
-from conformance.transport.policy import (
-    DEFAULT_DEADLINE_S,
-    DEFAULT_MAX_CONSECUTIVE,
-    DEFAULT_MAX_RESTARTS,
-    DEFAULT_MAX_TIMEOUTS,
-    DEFAULT_START_DEADLINE_S,
-    Limits,
-    SessionAdapter,
-)
+from conformance.transport.policy import Limits, SessionAdapter, SessionOptions
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 from conformance.transport.protocol import (
     decode_line,
     encode,
@@ -351,25 +346,11 @@ class StdioAdapter(SessionAdapter):
         self,
         command: Sequence[str],
         *,
-        deadline_s: float = DEFAULT_DEADLINE_S,
-        start_deadline_s: float = DEFAULT_START_DEADLINE_S,
-        max_restarts: int = DEFAULT_MAX_RESTARTS,
-        max_consecutive: int = DEFAULT_MAX_CONSECUTIVE,
-        max_timeouts: int = DEFAULT_MAX_TIMEOUTS,
-        validate_protocol: bool = False,
-        limits: Limits | None = None,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
+        **options: Unpack[SessionOptions],
     ) -> None:
-        super().__init__(
-            deadline_s=deadline_s,
-            start_deadline_s=start_deadline_s,
-            max_restarts=max_restarts,
-            max_consecutive=max_consecutive,
-            max_timeouts=max_timeouts,
-            validate_protocol=validate_protocol,
-            limits=limits or Limits(),
-        )
+        super().__init__(**options)
         self.command = list(command)
         self.cwd = cwd
         self.env = env
