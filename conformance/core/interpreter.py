@@ -34,28 +34,42 @@ import json
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar, cast
+
+from conformance.core.steps import (
+    MUTATION_OPS,
+    MUTATION_TARGETS,
+    NEXT_STAGES,
+    STAGES,
+    STEP_STAGES,
+    STEP_TABLE_PATH,
+    STEPS,
+    ScriptError,
+    StageKind,
+    StepKind,
+    checked,
+    load_step_table,
+)
 
 __all__ = [
+    "MUTATION_OPS",
+    "MUTATION_TARGETS",
+    "NEXT_STAGES",
     "STAGES",
     "STEPS",
+    "STEP_STAGES",
+    "STEP_TABLE_PATH",
     "Binding",
     "ScriptError",
     "Session",
     "StageKind",
     "StepKind",
     "decode",
+    "load_step_table",
 ]
 
-#: The step table: the one definition of the step language (steps.schema.json is its format).
-STEP_TABLE_PATH: Final = Path(__file__).resolve().parents[1] / "fixtures" / "schema" / "steps.json"
-
 JSON = Any
-
-
-class ScriptError(Exception):
-    """A script is malformed for the stage it runs in (a kit or scenario bug)."""
+_T = TypeVar("_T")
 
 
 class _Return(Exception):
@@ -125,26 +139,87 @@ def canonical_json(value: JSON) -> str:
 
 
 class Binding:
-    """How the kit reads and builds an implementation's objects. Override what differs."""
+    """How the kit reads, writes and builds an implementation's objects. Override what differs.
 
-    # -- executions
+    The interpreter reaches an implementation's objects (executions, dispatch
+    views, run contexts, results, approval requests, returned values) *only*
+    through :meth:`read`, :meth:`write`, :meth:`delete` and :meth:`insert`,
+    always with the scenario's own (camelCase) key. Their defaults handle
+    mappings and sequences by item, and any other object by attribute (the
+    key in snake_case: ``callId`` is ``call_id``); a read-only mapping, a
+    tuple or a frozen dataclass raises, and a mutation step records the raise.
+    """
+
+    # -- generic access (every read and write of an implementation object goes through these)
+    def attribute(self, key: str) -> str:
+        """The attribute holding a scenario key on an attribute object (``callId``: ``call_id``)."""
+        return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+
+    def read(self, obj: Any, key: str | int) -> Any:
+        """``obj``'s field or item ``key``; raises when it has none."""
+        if _is_container(obj):
+            return obj[key]
+        if not isinstance(key, str):
+            raise TypeError(f"{type(obj).__name__} has no item {key!r}")
+        return getattr(obj, self.attribute(key))
+
+    def get(self, obj: Any, key: str) -> Any:
+        """:meth:`read`, or None when ``obj`` has no such field."""
+        try:
+            return self.read(obj, key)
+        except (LookupError, AttributeError, TypeError):
+            return None
+
+    def write(self, obj: Any, key: str | int, value: Any) -> None:
+        """Set ``obj``'s field or item ``key`` (an index past the end of a sequence raises)."""
+        if _is_container(obj):
+            obj[key] = value
+        elif not isinstance(key, str):
+            raise TypeError(f"{type(obj).__name__} has no item {key!r}")
+        else:
+            setattr(obj, self.attribute(key), value)
+
+    def delete(self, obj: Any, key: str | int) -> None:
+        """Remove ``obj``'s field or item ``key`` (a sequence closes the gap; absent: raises)."""
+        if _is_container(obj):
+            del obj[key]
+        elif not isinstance(key, str):
+            raise TypeError(f"{type(obj).__name__} has no item {key!r}")
+        else:
+            delattr(obj, self.attribute(key))
+
+    def insert(self, obj: Any, index: int | None, value: Any) -> None:
+        """Insert ``value`` into the sequence ``obj`` before ``index`` (None: at its end)."""
+        if isinstance(obj, Mapping) or not isinstance(obj, Sequence) or isinstance(obj, str):
+            raise TypeError(f"{type(obj).__name__} is not a sequence")
+        obj.insert(len(obj) if index is None else index, value)  # type: ignore[attr-defined]
+
+    def keys(self, obj: Any) -> list[str]:
+        """The public field names of an object, as the scenario spells them (camelCase)."""
+        if isinstance(obj, Mapping):
+            return [str(k) for k in obj]
+        fields = getattr(obj, "__dataclass_fields__", None)
+        names = list(fields) if fields is not None else list(vars(obj))
+        return [_camel(k) for k in names if not k.startswith("_")]
+
+    # -- executions (also: a dispatch view, a run context, an approval request, a log record)
     def call_id(self, execution: Any) -> str | None:
-        return getattr(execution, "call_id", None)
+        return _text(self.get(execution, "callId"))
 
     def tool_name(self, execution: Any) -> str | None:
-        return getattr(execution, "name", None)
+        return _text(self.get(execution, "name"))
 
     def agent(self, execution: Any) -> str | None:
-        return getattr(execution, "agent", None)
+        return _text(self.get(execution, "agent"))
 
     def has_parent(self, execution: Any) -> bool:
-        return getattr(execution, "parent", None) is not None
+        return self.get(execution, "parent") is not None
 
     def arguments(self, execution: Any) -> Any:
-        return getattr(execution, "arguments", None)
+        return self.get(execution, "arguments")
 
     def signal(self, execution: Any) -> Any:
-        return getattr(execution, "signal", None)
+        return self.get(execution, "signal")
 
     # -- signals
     def aborted(self, signal: Any) -> bool:
@@ -177,22 +252,20 @@ class Binding:
     def post_decision(self, data: JSON) -> Any:
         return decode(data)
 
-    def result_field(self, key: str) -> str:
-        return {
-            "isError": "is_error",
-            "additionalContexts": "additional_contexts",
-            "concludesTurn": "concludes_turn",
-        }.get(key, key)
-
-    def execution_field(self, key: str) -> str:
-        return {"callId": "call_id"}.get(key, key)
-
     # -- the body's run context
     def defer_context(self, ctx: Any, message: Any) -> None:
         ctx.defer_context(message)
 
     def conclude_turn(self, ctx: Any) -> None:
         ctx.conclude_turn()
+
+
+def _text(value: Any) -> str | None:
+    return cast("str | None", value)  # as the implementation gave it (a trace records it)
+
+
+def _is_container(obj: Any) -> bool:
+    return isinstance(obj, (Mapping, Sequence)) and not isinstance(obj, (str, bytes))
 
 
 class _Barrier:
@@ -215,6 +288,10 @@ class Session:
         self._barriers: dict[str, _Barrier] = {}
         self.controllers: dict[str, Any] = {}
         self.caller_arguments: dict[str, Any] = {}
+        #: The caller's input object of each call (what the adapter handed the registry).
+        self.caller_inputs: dict[str, Any] = {}
+        #: Values scripts returned under a ``keep`` name (a later ``mutate`` target ``kept``).
+        self.kept: dict[str, Any] = {}
         self.register_hook: Callable[[str], None] = lambda key: None
         self.dispose_hook: Callable[[str], None] = lambda key: None
 
@@ -230,6 +307,11 @@ class Session:
         if call.get("abortBefore"):
             self.binding.abort(controller)
         return controller, arguments
+
+    def track_caller(self, call_id: str, call_input: _T) -> _T:
+        """Remember the input object the adapter built for a call (``mutate`` target ``caller``)."""
+        self.caller_inputs[call_id] = call_input
+        return call_input
 
     def abort_call(self, call_id: str | None) -> None:
         controller = self.controllers.get(call_id or "")
@@ -377,15 +459,16 @@ class Session:
 
         class Approval:
             async def request(self, request: Any) -> Any:
-                keys = sorted(_public_fields(request))
-                call_id = getattr(request, "call_id", None)
+                b = session.binding
+                keys = sorted(b.keys(request))
+                call_id = b.call_id(request)
                 session.events.append(
                     {
                         "stage": "approval",
                         "at": "request",
                         "call": call_id,
                         "keys": keys,
-                        "reason": jsonable(getattr(request, "reason", None)),
+                        "reason": jsonable(b.get(request, "reason")),
                     }
                 )
                 steps = spec.get("byCall", {}).get(call_id, spec["steps"])
@@ -444,7 +527,7 @@ class Session:
         )
         try:
             for step in steps:
-                kind, arg = _checked(step, stage, sync=False)
+                kind, arg = checked(step, stage, sync=False)
                 if kind == "return":
                     raise _Return(convert(arg))
                 if kind in ASYNC_STEPS:
@@ -462,6 +545,8 @@ class Session:
         finally:
             for undo in reversed(frame.restore):
                 undo()
+        if frame.keep is not None:
+            self.kept[frame.keep] = value
         delegated = bool(frame.remembered) and value is frame.remembered[-1]
         returned = next_json(value) if delegated else jsonable(value)
         self.events.append({**frame.who, "at": "exit", "returned": returned})
@@ -481,9 +566,11 @@ class Session:
         frame = _Frame(stage, self._who(stage, ident, execution), execution, result)
         try:
             for step in steps:
-                kind, arg = _checked(step, stage, sync=True)
+                kind, arg = checked(step, stage, sync=True)
                 if kind == "return":
                     value = convert(arg)
+                    if frame.keep is not None:
+                        self.kept[frame.keep] = value
                     self.events.append({**frame.who, "at": "exit", "returned": jsonable(arg)})
                     return value
                 SYNC_STEPS[kind](self, frame, arg)
@@ -525,44 +612,76 @@ class Session:
             }
         raise ScriptError(f"cannot observe {what!r}")
 
-    def _mutate(
-        self, target: str, path: Sequence[Any], value: Any, execution: Any, result: Any, ctx: Any
-    ) -> bool:
-        """Attempt one mutation; True when the attempt raised (informational only)."""
+    def _mutate(self, frame: _Frame, arg: Mapping[str, Any]) -> bool:
+        """Attempt one write; True when the attempt raised (informational only)."""
         b = self.binding
-        holder = ctx if ctx is not None else execution
+        holder = frame.ctx if frame.ctx is not None else frame.execution
+        target, path, op = arg["target"], list(arg["path"]), arg.get("op", "assign")
+        value = decode(arg.get("value"))
+        if op not in MUTATION_OPS:
+            raise ScriptError(f"unknown mutation op {op!r}")
+        if op != "delete" and "value" not in arg:
+            raise ScriptError(f"mutation op {op!r} needs a value")
+        if op == "splice" and not isinstance(value, list):
+            raise ScriptError("splice inserts a list of values")
+        if target == "request" and frame.stage != "approval":
+            raise ScriptError("only an approval script has a request")
+        if target == "kept" and not path:
+            raise ScriptError("a kept mutation names the kept value first")
+        inner = path[1:] if target == "kept" else path
+        if target != "signal" and not inner and op != "append":
+            raise ScriptError("mutation needs a path")
         try:
             if target == "signal":
-                holder.signal = b.controller_signal(b.new_controller())
+                b.write(holder, "signal", b.controller_signal(b.new_controller()))
                 return False
-            if target == "caller-arguments":
-                root: Any = self.caller_arguments.get(b.call_id(holder) or "")
-            elif target == "arguments":
-                root = b.arguments(holder)
-            elif target == "execution":
-                if len(path) == 1:
-                    setattr(holder, b.execution_field(str(path[0])), value)
-                    return False
-                root = getattr(holder, b.execution_field(str(path[0])))
-                path = path[1:]
-            elif target == "result":
-                if len(path) == 1:
-                    setattr(result, b.result_field(str(path[0])), value)
-                    return False
-                root = getattr(result, b.result_field(str(path[0])))
-                path = path[1:]
-            else:
-                raise ScriptError(f"unknown mutation target {target!r}")
+            root = self._mutation_root(target, holder, frame.result, path)
+            path = inner
+            if op == "append":
+                for key in path:
+                    root = b.read(root, key)
+                b.insert(root, None, value)
+                return False
             for key in path[:-1]:
-                root = root[key]
-            if not path:
-                raise ScriptError("mutation needs a path")
-            root[path[-1]] = value
+                root = b.read(root, key)
+            key = path[-1]
+            if op == "assign":
+                b.write(root, key, value)
+            elif op == "delete":
+                b.delete(root, key)
+            elif op == "add" and isinstance(key, int):
+                b.insert(root, key, value)
+            elif op == "add":
+                b.write(root, key, value)
+            else:  # splice: the element at the index gives way to the values
+                if not isinstance(key, int):
+                    raise TypeError("splice needs an index")
+                b.delete(root, key)
+                for offset, item in enumerate(value):
+                    b.insert(root, key + offset, item)
             return False
         except ScriptError:
             raise
         except Exception:
             return True
+
+    def _mutation_root(self, target: str, holder: Any, result: Any, path: list[Any]) -> Any:
+        b = self.binding
+        if target == "caller-arguments":
+            return self.caller_arguments[b.call_id(holder) or ""]
+        if target == "caller":
+            return self.caller_inputs[b.call_id(holder) or ""]
+        if target == "arguments":
+            return b.read(holder, "arguments")
+        if target in ("execution", "request"):
+            return holder
+        if target == "result":
+            if result is None:
+                raise LookupError("this stage is handed no result")
+            return result
+        if target == "kept":
+            return self.kept[str(path[0])]
+        raise ScriptError(f"unknown mutation target {target!r}")
 
     async def _within(self, awaitable: Awaitable[Any]) -> bool:
         try:
@@ -587,71 +706,6 @@ class Session:
 # malformed scenario, never blamed on the implementation.
 
 
-@dataclass(frozen=True)
-class StepKind:
-    """One step kind of the step table (see steps.json's description for each field)."""
-
-    name: str
-    argument: Mapping[str, Any]
-    sync: bool
-    suspends: bool
-    ends: bool
-    stages: frozenset[str]
-    safe: bool
-    safe_in_sync: bool
-    records: Mapping[str, Any] | None
-
-
-@dataclass(frozen=True)
-class StageKind:
-    """One stage a script runs in."""
-
-    name: str
-    sync: bool
-    next: bool
-
-
-def load_step_table(
-    path: Path = STEP_TABLE_PATH,
-) -> tuple[Mapping[str, StageKind], Mapping[str, StepKind]]:
-    """The stages and step kinds of a step table, checked for internal consistency."""
-    document = json.loads(path.read_text(encoding="utf-8"))
-    stages = {
-        name: StageKind(name, bool(entry["sync"]), bool(entry["next"]))
-        for name, entry in document["stages"].items()
-    }
-    steps: dict[str, StepKind] = {}
-    for name, entry in document["steps"].items():
-        step = StepKind(
-            name=name,
-            argument=entry["argument"],
-            sync=bool(entry["sync"]),
-            suspends=bool(entry["suspends"]),
-            ends=bool(entry["ends"]),
-            stages=frozenset(entry["stages"]),
-            safe=bool(entry["safe"]),
-            safe_in_sync=bool(entry["safeInSync"]),
-            records=entry.get("records"),
-        )
-        if not step.stages <= set(stages):
-            raise ValueError(f"{path}: step {name!r} names unknown stages")
-        if step.suspends and step.sync:
-            raise ValueError(f"{path}: step {name!r} suspends, so it cannot be sync")
-        if step.safe_in_sync and not step.sync:
-            raise ValueError(f"{path}: step {name!r} is safeInSync but not sync")
-        if (step.safe or step.safe_in_sync) and step.ends:
-            raise ValueError(f"{path}: step {name!r} ends a script, so it is not safe")
-        steps[name] = step
-    if "return" not in steps or not steps["return"].ends:
-        raise ValueError(f"{path}: the table lacks the ending step 'return'")
-    return stages, steps
-
-
-_TABLE: Final = load_step_table()
-STAGES: Final[Mapping[str, StageKind]] = _TABLE[0]
-STEPS: Final[Mapping[str, StepKind]] = _TABLE[1]
-
-
 @dataclass
 class _Frame:
     """What one running script can reach."""
@@ -663,29 +717,9 @@ class _Frame:
     ctx: Any = None
     dispatch: Any = None
     next_: Callable[[], Awaitable[Any]] | None = None
+    keep: str | None = None
     remembered: list[Any] = field(default_factory=list)
     restore: list[Callable[[], None]] = field(default_factory=list)
-
-
-NEXT_STAGES: Final = frozenset(name for name, stage in STAGES.items() if stage.next)
-#: The step kinds allowed in only some stages, with those stages.
-STEP_STAGES: Final[Mapping[str, frozenset[str]]] = {
-    name: step.stages for name, step in STEPS.items() if step.stages != set(STAGES)
-}
-
-
-def _checked(step: Mapping[str, Any], stage: str, *, sync: bool) -> tuple[str, Any]:
-    if len(step) != 1:
-        raise ScriptError(f"a step has exactly one key, got {sorted(step)}")
-    ((kind, arg),) = step.items()
-    entry = STEPS.get(kind)
-    if entry is None:
-        raise ScriptError(f"unknown step {kind!r}")
-    if stage not in entry.stages:
-        raise ScriptError(f"step {kind!r} cannot run in stage {stage}")
-    if sync and not entry.sync:
-        raise ScriptError(f"{kind} cannot run in the synchronous {stage} stage")
-    return kind, arg
 
 
 async def _next(session: Session, frame: _Frame, remember: bool, give_back: bool) -> None:
@@ -729,9 +763,9 @@ async def _barrier(session: Session, frame: _Frame, arg: Any) -> None:
 
 async def _replace_signal(session: Session, frame: _Frame, arg: Any) -> None:
     b = session.binding
-    previous = frame.dispatch.signal
-    frame.dispatch.signal = b.controller_signal(b.new_controller())
-    frame.restore.append(_restorer(frame.dispatch, previous))
+    previous = b.read(frame.dispatch, "signal")
+    b.write(frame.dispatch, "signal", b.controller_signal(b.new_controller()))
+    frame.restore.append(_restorer(b, frame.dispatch, previous))
 
 
 async def _defer_context(session: Session, frame: _Frame, arg: Any) -> None:
@@ -765,12 +799,15 @@ def _observe(session: Session, frame: _Frame, arg: Any) -> None:
 
 
 def _mutate(session: Session, frame: _Frame, arg: Any) -> None:
-    value = decode(arg["value"])
-    raised = session._mutate(
-        arg["target"], arg["path"], value, frame.execution, frame.result, frame.ctx
-    )
+    raised = session._mutate(frame, arg)
     where = arg["target"] + "".join(f"[{p!r}]" for p in arg["path"])
-    session.events.append({**frame.who, "mutate": where, "raised": raised})
+    op = arg.get("op", "assign")
+    event = {**frame.who, "mutate": where, "raised": raised}
+    session.events.append(event if op == "assign" else {**event, "op": op})
+
+
+def _keep(session: Session, frame: _Frame, arg: Any) -> None:
+    frame.keep = str(arg)
 
 
 AsyncStep = Callable[[Session, _Frame, Any], Awaitable[None]]
@@ -792,6 +829,7 @@ _HANDLERS: Final[Mapping[str, AsyncStep | SyncStep]] = {
     "dispose": _dispose,
     "observe": _observe,
     "mutate": _mutate,
+    "keep": _keep,
 }
 
 
@@ -816,20 +854,11 @@ ASYNC_STEPS: Final[Mapping[str, AsyncStep]] = _SPLIT[0]
 SYNC_STEPS: Final[Mapping[str, SyncStep]] = _SPLIT[1]
 
 
-def _restorer(dispatch: Any, previous: Any) -> Callable[[], None]:
+def _restorer(binding: Binding, dispatch: Any, previous: Any) -> Callable[[], None]:
     def restore() -> None:
-        dispatch.signal = previous
+        binding.write(dispatch, "signal", previous)
 
     return restore
-
-
-def _public_fields(obj: Any) -> list[str]:
-    if isinstance(obj, Mapping):
-        return [str(k) for k in obj]
-    fields = getattr(obj, "__dataclass_fields__", None)
-    if fields is not None:
-        return [_camel(f) for f in fields]
-    return [_camel(k) for k in vars(obj) if not k.startswith("_")]
 
 
 def _camel(name: str) -> str:

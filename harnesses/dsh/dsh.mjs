@@ -122,11 +122,11 @@ class ScriptedCodeRuntime extends CodeRuntime {
  */
 export class DshBinding extends Binding {
   callId(execution) {
-    return execution?.callId ?? execution?.subCallId ?? null
+    return this.get(execution, 'callId') ?? this.get(execution, 'subCallId') ?? null
   }
   hasParent(execution) {
     // An execution names its parent token; a code-dispatch-log record names its parent execution.
-    return execution?.parent !== undefined || execution?.exec !== undefined
+    return this.get(execution, 'parent') !== undefined || this.get(execution, 'exec') !== undefined
   }
   postDecision(data) {
     const decision = super.postDecision(data)
@@ -315,13 +315,13 @@ export async function runScenario(scenario) {
     const callInput = (call) => {
       const { controller, arguments: args } = session.caller(call)
       const agent = agentFor(call.agent)
-      return {
+      return session.trackCaller(call.callId, {
         callId: call.callId,
         name: call.name,
         arguments: args,
         signal: controller.signal,
         ...(agent !== undefined ? { agent } : {}),
-      }
+      })
     }
 
     const actions = await runActions(scenario, {

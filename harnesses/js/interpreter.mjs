@@ -137,6 +137,12 @@ export function jsonable(value, active = new Set()) {
       const inner = new Set(active).add(value)
       return value.map((item) => jsonable(item, inner))
     }
+    if (value instanceof Map) {
+      const inner = new Set(active).add(value)
+      const out = {}
+      for (const [key, item] of value) out[String(key)] = jsonable(item, inner)
+      return out
+    }
     if (isPlainObject(value)) {
       const inner = new Set(active).add(value)
       const out = {}
@@ -193,29 +199,81 @@ function pyRepr(part) {
  * differently (harnesses/dsh/dsh.mjs's DshBinding).
  */
 export class Binding {
+  // -- generic access: the interpreter reaches an implementation's objects
+  // (executions, dispatch views, run contexts, results, approval requests,
+  // returned values) only through read / write / delete / insert, always with
+  // the scenario's own key. The defaults handle plain and class objects,
+  // Proxies, Maps and arrays; a frozen object or a refusing Proxy throws (a
+  // mutation step records it). As in Python: reading an absent key throws,
+  // writing past the end of an array throws, deleting an absent key throws,
+  // deleting an array element closes the gap.
+
+  /** `obj`'s field or item `key`; throws when it has none. */
+  read(obj, key) {
+    if (obj instanceof Map) {
+      if (!obj.has(key)) throw new RangeError(`no key ${String(key)}`)
+      return obj.get(key)
+    }
+    if (Array.isArray(obj)) return obj[index(obj, key)]
+    if (!isObject(obj) || !(key in obj)) throw new TypeError(`no field ${String(key)}`)
+    return obj[key]
+  }
+  /** read(), or undefined when `obj` has no such field. */
+  get(obj, key) {
+    try {
+      return this.read(obj, key)
+    } catch {
+      return undefined
+    }
+  }
+  /** Set `obj`'s field or item `key`. */
+  write(obj, key, value) {
+    if (obj instanceof Map) obj.set(key, value)
+    else if (Array.isArray(obj)) obj[index(obj, key)] = value
+    else if (!isObject(obj)) throw new TypeError(`cannot write ${String(key)} into ${typeof obj}`)
+    else obj[key] = value
+  }
+  /** Remove `obj`'s field or item `key` (an array closes the gap; an absent key throws). */
+  delete(obj, key) {
+    if (obj instanceof Map) {
+      if (!obj.delete(key)) throw new RangeError(`no key ${String(key)}`)
+    } else if (Array.isArray(obj)) obj.splice(index(obj, key), 1)
+    else if (!isObject(obj) || !(key in obj)) throw new TypeError(`no field ${String(key)}`)
+    else if (!Reflect.deleteProperty(obj, key)) throw new TypeError(`cannot delete ${String(key)}`)
+  }
+  /** Insert `value` into the array `obj` before `at` (null: at its end). */
+  insert(obj, at, value) {
+    if (!Array.isArray(obj)) throw new TypeError('not an array')
+    obj.splice(at ?? obj.length, 0, value)
+  }
+  /** The field names of an object (an approval request's `keys`). */
+  keys(obj) {
+    if (obj instanceof Map) return [...obj.keys()].map(String)
+    return isObject(obj) ? Object.keys(obj) : []
+  }
   // -- executions (also: an approval request, a code-dispatch-log record)
   callId(execution) {
-    return execution?.callId ?? null
+    return this.get(execution, 'callId') ?? null
   }
   toolName(execution) {
-    return execution?.name ?? null
+    return this.get(execution, 'name') ?? null
   }
   agent(execution) {
-    return this.agentId(execution?.agent)
+    return this.agentId(this.get(execution, 'agent'))
   }
   /** The scenario's agent id for an implementation's agent value. */
   agentId(agent) {
     if (agent === undefined || agent === null) return null
-    return typeof agent === 'string' ? agent : (agent.id ?? null)
+    return typeof agent === 'string' ? agent : (this.get(agent, 'id') ?? null)
   }
   hasParent(execution) {
-    return execution?.parent !== undefined
+    return this.get(execution, 'parent') !== undefined
   }
   arguments(execution) {
-    return execution?.arguments
+    return this.get(execution, 'arguments')
   }
   signal(execution) {
-    return execution?.signal
+    return this.get(execution, 'signal')
   }
   // -- signals
   aborted(signal) {
@@ -262,6 +320,16 @@ export class Binding {
   }
 }
 
+function isObject(value) {
+  return value !== null && (typeof value === 'object' || typeof value === 'function')
+}
+
+/** An array index as Python's list accepts it for an existing element (else a throw). */
+function index(array, key) {
+  if (!Number.isInteger(key) || key < 0 || key >= array.length) throw new RangeError(`no index ${String(key)}`)
+  return key
+}
+
 /**
  * JSON null / no `return` as the value of a callable that "returns nothing"
  * (guard, finalizer, decision, answer): Python's None is JavaScript's undefined.
@@ -303,6 +371,8 @@ class Frame {
     this.next = next
     this.remembered = []
     this.restore = []
+    /** The name this script's returned value is kept under (the `keep` step). */
+    this.keep = undefined
   }
 }
 
@@ -321,6 +391,10 @@ export class Session {
     this.barriers = new Map()
     this.controllers = new Map()
     this.callerArguments = new Map()
+    /** The caller's input object of each call (what the harness handed the registry). */
+    this.callerInputs = new Map()
+    /** Values scripts returned under a `keep` name (a later `mutate` target `kept`). */
+    this.kept = new Map()
     this.registerHook = () => {}
     this.disposeHook = () => {}
     /** ScriptErrors seen while running (a scenario or harness bug: the run is `errored`). */
@@ -337,6 +411,12 @@ export class Session {
     this.callerArguments.set(call.callId, args)
     if (call.abortBefore) this.binding.abort(controller)
     return { controller, arguments: args }
+  }
+
+  /** Remember the input object the harness built for a call (`mutate` target `caller`). */
+  trackCaller(callId, input) {
+    this.callerInputs.set(callId, input)
+    return input
   }
 
   abortCall(callId) {
@@ -451,13 +531,14 @@ export class Session {
   approvalRequest(spec) {
     const session = this
     return async function request(req) {
-      const callId = req?.callId ?? null
+      const b = session.binding
+      const callId = b.callId(req)
       session.events.push({
         stage: 'approval',
         at: 'request',
         call: callId,
-        keys: Object.keys(req ?? {}).sort(),
-        reason: jsonable(req?.reason),
+        keys: b.keys(req).sort(),
+        reason: jsonable(b.get(req, 'reason')),
       })
       const steps = spec.byCall?.[callId] ?? spec.steps
       const answer = await session.run(steps, 'approval', 'approval', req, {
@@ -524,6 +605,7 @@ export class Session {
         throw e
       }
     }
+    if (frame.keep !== undefined) this.kept.set(frame.keep, value)
     this.events.push({ ...frame.who, at: 'exit', returned: jsonable(value) })
     return value
   }
@@ -536,6 +618,7 @@ export class Session {
         const [kind, arg] = checked(step, stage, true)
         if (kind === 'return') {
           const value = convert(arg)
+          if (frame.keep !== undefined) this.kept.set(frame.keep, value)
           this.events.push({ ...frame.who, at: 'exit', returned: jsonable(arg) })
           return value
         }
@@ -583,44 +666,77 @@ export class Session {
     throw new ScriptError(`cannot observe ${JSON.stringify(what)}`)
   }
 
-  /** Attempt one mutation; true when the attempt threw (informational only). */
-  mutateValue(target, path, value, execution, result, ctx) {
+  /** Attempt one write; true when the attempt threw (informational only). */
+  mutateValue(frame, arg) {
     const b = this.binding
-    const holder = ctx ?? execution
+    const holder = frame.ctx ?? frame.execution
+    const { target } = arg
+    const op = arg.op ?? 'assign'
+    const value = decode(arg.value)
+    let path = [...arg.path]
+    if (!['assign', 'delete', 'add', 'append', 'splice'].includes(op)) {
+      throw new ScriptError(`unknown mutation op ${JSON.stringify(op)}`)
+    }
+    if (op !== 'delete' && !('value' in arg)) throw new ScriptError(`mutation op ${op} needs a value`)
+    if (op === 'splice' && !Array.isArray(value)) throw new ScriptError('splice inserts a list of values')
+    if (target === 'request' && frame.stage !== 'approval') throw new ScriptError('only an approval script has a request')
+    if (target === 'kept' && path.length === 0) throw new ScriptError('a kept mutation names the kept value first')
+    const inner = target === 'kept' ? path.slice(1) : path
+    if (target !== 'signal' && inner.length === 0 && op !== 'append') throw new ScriptError('mutation needs a path')
     try {
-      let root
       if (target === 'signal') {
-        holder.signal = b.controllerSignal(b.newController())
+        b.write(holder, 'signal', b.controllerSignal(b.newController()))
         return false
       }
-      if (target === 'caller-arguments') {
-        root = this.callerArguments.get(b.callId(holder) ?? '')
-      } else if (target === 'arguments') {
-        root = b.arguments(holder)
-      } else if (target === 'execution') {
-        if (path.length === 1) {
-          holder[path[0]] = value
-          return false
-        }
-        root = holder[path[0]]
-        path = path.slice(1)
-      } else if (target === 'result') {
-        if (path.length === 1) {
-          result[path[0]] = value
-          return false
-        }
-        root = result[path[0]]
-        path = path.slice(1)
-      } else {
-        throw new ScriptError(`unknown mutation target ${JSON.stringify(target)}`)
+      let root = this.mutationRoot(target, holder, frame.result, path)
+      path = inner
+      if (op === 'append') {
+        for (const key of path) root = b.read(root, key)
+        b.insert(root, null, value)
+        return false
       }
-      for (const key of path.slice(0, -1)) root = root[key]
-      if (path.length === 0) throw new ScriptError('mutation needs a path')
-      root[path[path.length - 1]] = value
+      for (const key of path.slice(0, -1)) root = b.read(root, key)
+      const key = path[path.length - 1]
+      if (op === 'assign') b.write(root, key, value)
+      else if (op === 'delete') b.delete(root, key)
+      else if (op === 'add' && Number.isInteger(key)) b.insert(root, key, value)
+      else if (op === 'add') b.write(root, key, value)
+      else {
+        // splice: the element at the index gives way to the values
+        if (!Number.isInteger(key)) throw new TypeError('splice needs an index')
+        b.delete(root, key)
+        value.forEach((item, offset) => b.insert(root, key + offset, item))
+      }
       return false
     } catch (e) {
       if (e instanceof ScriptError) throw e
       return true
+    }
+  }
+
+  mutationRoot(target, holder, result, path) {
+    const b = this.binding
+    const known = (map, key) => {
+      if (!map.has(key)) throw new RangeError(`nothing under ${String(key)}`)
+      return map.get(key)
+    }
+    switch (target) {
+      case 'caller-arguments':
+        return known(this.callerArguments, b.callId(holder) ?? '')
+      case 'caller':
+        return known(this.callerInputs, b.callId(holder) ?? '')
+      case 'arguments':
+        return b.read(holder, 'arguments')
+      case 'execution':
+      case 'request':
+        return holder
+      case 'result':
+        if (result === undefined || result === null) throw new TypeError('this stage is handed no result')
+        return result
+      case 'kept':
+        return known(this.kept, String(path[0]))
+      default:
+        throw new ScriptError(`unknown mutation target ${JSON.stringify(target)}`)
     }
   }
 
@@ -708,11 +824,9 @@ const HANDLERS = {
   replaceSignal(session, frame) {
     const b = session.binding
     const dispatch = frame.dispatch
-    const previous = dispatch.signal
-    dispatch.signal = b.controllerSignal(b.newController())
-    frame.restore.push(() => {
-      dispatch.signal = previous
-    })
+    const previous = b.read(dispatch, 'signal')
+    b.write(dispatch, 'signal', b.controllerSignal(b.newController()))
+    frame.restore.push(() => b.write(dispatch, 'signal', previous))
   },
   deferContext(session, frame, arg) {
     session.binding.deferContext(frame.ctx, decode(arg))
@@ -738,10 +852,13 @@ const HANDLERS = {
     session.events.push({ ...frame.who, what: arg, observed })
   },
   mutate(session, frame, arg) {
-    const value = decode(arg.value)
-    const raised = session.mutateValue(arg.target, arg.path, value, frame.execution, frame.result, frame.ctx)
+    const raised = session.mutateValue(frame, arg)
     const where = arg.target + arg.path.map((p) => `[${pyRepr(p)}]`).join('')
-    session.events.push({ ...frame.who, mutate: where, raised })
+    const op = arg.op ?? 'assign'
+    session.events.push({ ...frame.who, mutate: where, raised, ...(op === 'assign' ? {} : { op }) })
+  },
+  keep(session, frame, arg) {
+    frame.keep = String(arg)
   },
 }
 

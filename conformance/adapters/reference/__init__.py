@@ -157,12 +157,15 @@ class ReferenceAdapter:
 
         def call_input(call: Mapping[str, Any]) -> ToolExecutionInput:
             controller, arguments = session.caller(call)
-            return ToolExecutionInput(
-                call_id=call["callId"],
-                name=call["name"],
-                arguments=arguments,
-                signal=controller.signal,
-                agent=call.get("agent"),
+            return session.track_caller(
+                call["callId"],
+                ToolExecutionInput(
+                    call_id=call["callId"],
+                    name=call["name"],
+                    arguments=arguments,
+                    signal=controller.signal,
+                    agent=call.get("agent"),
+                ),
             )
 
         actions = await run_actions(
