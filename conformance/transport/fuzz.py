@@ -47,6 +47,7 @@ from wsgiref.util import setup_testing_defaults
 from conformance.core.bounds import DEFAULT_MAX_BYTES
 from conformance.core.scenario import FixtureError, validate
 from conformance.transport.openapi import OPENAPI_PATH, build
+from conformance.transport.policy import WAITING_STEPS
 
 __all__ = [
     "CHECKS",
@@ -69,7 +70,6 @@ CHECKS: Final = (
 PROBE_CHECK: Final = "malformed_request_rejected"
 # Steps that wait until a deadline (5 s per action in the reference harness): a random valid
 # scenario full of them is legitimately slow, so generated runs get {"yield": 1} instead.
-WAITING_STEPS: Final = frozenset({"barrier", "waitForAbort"})
 MAX_FAILURES_KEPT: Final = 50
 MAX_UNANSWERED: Final = 3  # requests in a row without an answer before an operation is dropped
 SHOWN_CHARS: Final = 600

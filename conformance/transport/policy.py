@@ -40,6 +40,7 @@ from conformance.core.bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
 __all__ = [
     "DEFAULT_DEADLINE_S",
     "DEFAULT_START_DEADLINE_S",
+    "WAITING_STEPS",
     "Limits",
     "SessionAdapter",
     "SessionOptions",
@@ -55,7 +56,7 @@ DEFAULT_MAX_TIMEOUTS: Final = 5
 # interpreter's ``wait_s``), and the most the scenario may add to the deadline.
 WAIT_STEP_S: Final = 1.0
 MAX_ALLOWANCE_S: Final = 10.0
-_WAITING_STEPS: Final = frozenset({"waitForAbort", "barrier"})
+WAITING_STEPS: Final = frozenset({"waitForAbort", "barrier"})
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def scenario_allowance(scenario: Mapping[str, Any]) -> float:
     while stack:
         item = stack.pop()
         if isinstance(item, Mapping):
-            waits += sum(1 for key in item if key in _WAITING_STEPS)
+            waits += sum(1 for key in item if key in WAITING_STEPS)
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
