@@ -16,10 +16,13 @@ What it does, in order (see mutation/README.md):
    ``max(60, 4 x baseline)`` s unless ``--timeout``);
 3. ``cosmic-ray init`` of every file of ``reference/`` with cosmic-ray's operators and
    the deletion operators of ``mutation/operators`` (registered in-process when that
-   package is not installed);
+   package is not installed); mutants inside annotations are skipped (equivalent by
+   construction: every module has ``from __future__ import annotations``);
 4. draws ``--sample N`` mutants with ``--seed`` (every file gets at least
-   ``--min-per-file``, the rest in proportion to the file's mutants) and marks the
-   others skipped; without ``--sample`` every mutant runs;
+   ``--min-per-file``, the rest in proportion to the file's mutants; a drawn mutant
+   that does not compile, such as cosmic-ray's ``*`` -> ``^`` of a keyword-only
+   marker, is replaced by the file's next one) and marks the others skipped; without
+   ``--sample`` every mutant that compiles runs;
 5. runs them one at a time in the seeded order through cosmic-ray's
    ``mutate_and_test`` with ``mutation/kill.py`` as the test command, recording
    each result in the session (stops after ``--budget`` minutes; ``--resume``
@@ -35,6 +38,7 @@ import argparse
 import contextlib
 import importlib
 import io
+import itertools
 import json
 import os
 import random
@@ -45,13 +49,15 @@ import sys
 import tarfile
 import tempfile
 import time
+import warnings
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import cosmic_ray.plugins  # type: ignore[import-untyped]
+from cosmic_ray.ast import ast_nodes, get_ast_from_path  # type: ignore[import-untyped]
 from cosmic_ray.commands import init as cr_init  # type: ignore[import-untyped]
 from cosmic_ray.config import load_config, serialize_config  # type: ignore[import-untyped]
 from cosmic_ray.modules import filter_paths, find_modules  # type: ignore[import-untyped]
@@ -59,13 +65,13 @@ from cosmic_ray.mutating import mutate_and_test, mutate_code  # type: ignore[imp
 from cosmic_ray.testing import run_tests  # type: ignore[import-untyped]
 from cosmic_ray.work_db import WorkDB, use_db  # type: ignore[import-untyped]
 from cosmic_ray.work_item import (  # type: ignore[import-untyped]
-    MutationSpec,
     TestOutcome,
     WorkerOutcome,
     WorkItem,
     WorkResult,
 )
 
+Position = tuple[tuple[int, int], tuple[int, int]]
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 CONFIG = HERE / "cosmic-ray.toml"
@@ -165,12 +171,22 @@ def quotas(counts: dict[str, int], n: int, min_per_file: int) -> dict[str, int]:
     return {f: min(c, max(min_per_file, round(n * c / total))) for f, c in sorted(counts.items())}
 
 
-def draw(items: Sequence[WorkItem], n: int | None, seed: int, min_per_file: int) -> list[WorkItem]:
-    """The seeded sample (every item without ``n``), in the seeded order it runs in."""
+def draw(
+    items: Sequence[WorkItem],
+    n: int | None,
+    seed: int,
+    min_per_file: int,
+    valid: Callable[[WorkItem], bool] = lambda _: True,
+) -> list[WorkItem]:
+    """The seeded sample (every item without ``n``), in the seeded order it runs in.
+
+    A drawn item that is not ``valid`` is replaced by the next one of its file's
+    seeded order: the quotas hold valid mutants.
+    """
     rng = random.Random(seed)
     ordered = sorted(items, key=sort_key)
     if n is None:
-        chosen = ordered
+        chosen = [item for item in ordered if valid(item)]
     else:
         by_file: dict[str, list[WorkItem]] = {}
         for item in ordered:
@@ -178,9 +194,35 @@ def draw(items: Sequence[WorkItem], n: int | None, seed: int, min_per_file: int)
         counts = {f: len(v) for f, v in by_file.items()}
         chosen = []
         for f, k in quotas(counts, n, min_per_file).items():
-            chosen += rng.sample(by_file[f], k)
+            candidates = rng.sample(by_file[f], len(by_file[f]))
+            chosen += list(itertools.islice(filter(valid, candidates), k))
     rng.shuffle(chosen)
     return chosen
+
+
+def annotation_spans(path: Path) -> list[Position]:
+    """Where the annotations of a module are (parameters, returns, annotated names)."""
+    spans: list[Position] = []
+    for node in ast_nodes(get_ast_from_path(path)):
+        annotation = None
+        if node.type in ("param", "funcdef"):
+            annotation = node.annotation
+        elif node.type == "annassign":
+            annotation = node.children[1]
+        if annotation is not None:
+            spans.append((annotation.start_pos, annotation.end_pos))
+    return spans
+
+
+def in_annotation(item: WorkItem, spans: dict[str, list[Position]]) -> bool:
+    """Whether the mutation lies inside an annotation: equivalent by construction, since
+    every module of reference/ has ``from __future__ import annotations`` and nothing
+    evaluates them."""
+    m = item.mutations[0]
+    path = str(m.module_path)
+    if path not in spans:
+        spans[path] = annotation_spans(Path(path))
+    return any(a <= tuple(m.start_pos) and tuple(m.end_pos) <= b for a, b in spans[path])
 
 
 def start(args: argparse.Namespace, work: Path, tree: Path, session: Path) -> Plan:
@@ -201,8 +243,14 @@ def start(args: argparse.Namespace, work: Path, tree: Path, session: Path) -> Pl
     )
     with use_db(str(session), mode=WorkDB.Mode.create) as db:
         cr_init(modules, db, config.operators_config)
-        items = db.work_items
-        chosen = draw(items, args.sample, args.seed, args.min_per_file)
+        spans: dict[str, list[Position]] = {}
+        annotated = [item for item in db.work_items if in_annotation(item, spans)]
+        db.set_multiple_results(
+            [item.job_id for item in annotated],
+            WorkResult(output="in an annotation", worker_outcome=WorkerOutcome.SKIPPED),
+        )
+        items = db.pending_work_items
+        chosen = draw(items, args.sample, args.seed, args.min_per_file, compiles)
         picked = {item.job_id for item in chosen}
         skipped = [item.job_id for item in items if item.job_id not in picked]
         db.set_multiple_results(
@@ -210,7 +258,9 @@ def start(args: argparse.Namespace, work: Path, tree: Path, session: Path) -> Pl
         )
     per_file = Counter(str(item.mutations[0].module_path) for item in items)
     print(
-        f"{len(items)} mutants in {len(per_file)} files; running {len(chosen)} "
+        f"{len(items)} mutants in {len(per_file)} files (and {len(annotated)} in annotations, "
+        "not run); "
+        f"running {len(chosen)} "
         f"(seed {args.seed}), baseline {baseline_s:.1f} s, timeout {timeout:.0f} s",
         file=sys.stderr,
     )
@@ -313,7 +363,7 @@ def collect(
             if kind == "killed":
                 s.killed += 1
                 killers.update(r.split("=")[0] for r in reason.split(","))
-            elif kind == "error-kill" and not compiles(m):
+            elif kind == "error-kill" and not compiles(item):
                 s.invalid += 1
             elif kind == "error-kill":
                 s.error_kill += 1
@@ -339,12 +389,15 @@ def collect(
     return stats, survivors, killers
 
 
-def compiles(m: MutationSpec) -> bool:
-    """Whether mutation ``m`` of the (unmutated) scratch copy is still Python."""
+def compiles(item: WorkItem) -> bool:
+    """Whether the item's mutation of the (unmutated) scratch copy is still Python."""
+    m = item.mutations[0]
     operator = cosmic_ray.plugins.get_operator(m.operator_name)(**m.operator_args)
     code = mutate_code(Path(m.module_path).read_text(encoding="utf-8"), operator, m.occurrence)
     try:
-        compile(code, str(m.module_path), "exec")
+        with warnings.catch_warnings():  # `x is "literal"` mutants warn
+            warnings.simplefilter("ignore")
+            compile(code, str(m.module_path), "exec")
     except SyntaxError:
         return False
     return True

@@ -102,3 +102,28 @@ def test_a_hang_is_a_timeout_kill(tree: Path, monkeypatch: pytest.MonkeyPatch) -
     outcome, output = run_tests(f"{sys.executable} mutation/kill.py", 4)
     assert time.monotonic() - started < 30
     assert measure.outcome(WorkResult(WorkerOutcome.NORMAL, output, outcome))[0] == "timeout"
+
+
+def test_annotations_are_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "m.py").write_text(
+        "from __future__ import annotations\n"
+        "x: int | None = 1\n"
+        "def f(a: A | B, *, b: C = 2) -> D | E:\n"
+        "    return a | b\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    spans: dict[str, list[measure.Position]] = {}
+
+    def at(start: tuple[int, int], end: tuple[int, int]) -> bool:
+        spec = MutationSpec("m.py", "core/ReplaceBinaryOperator_BitOr_Add", 0, start, end)
+        return measure.in_annotation(WorkItem.single("j", spec), spans)
+
+    assert [at((2, 7), (2, 8)), at((3, 11), (3, 12)), at((3, 34), (3, 35))] == [True] * 3
+    assert [at((4, 13), (4, 14)), at((2, 0), (2, 16))] == [False, False]
+
+
+def test_draw_keeps_its_quota_of_valid_mutants() -> None:
+    items = [item("a.py", i) for i in range(20)]
+    chosen = measure.draw(items, 5, 7, 0, lambda i: i.mutations[0].occurrence % 2 == 0)
+    assert len(chosen) == 5
+    assert all(i.mutations[0].occurrence % 2 == 0 for i in chosen)
