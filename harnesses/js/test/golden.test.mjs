@@ -31,6 +31,32 @@ function deepFreeze(value) {
   return value
 }
 
+/** A Map that refuses every write: the frozen form of a mapping-shaped object. */
+class FrozenMap extends Map {
+  constructor(entries) {
+    super(entries)
+    this.sealed = true
+  }
+  set(key, value) {
+    if (this.sealed) throw new TypeError(`read-only map: ${String(key)}`)
+    return super.set(key, value)
+  }
+  delete(key) {
+    throw new TypeError(`read-only map: ${String(key)}`)
+  }
+  clear() {
+    throw new TypeError('read-only map')
+  }
+}
+
+function shaped(spec, obj) {
+  if (spec.shape !== 'mapping') return spec.frozen ? deepFreeze(obj) : obj
+  const entries = Object.entries(obj)
+  if (!spec.frozen) return new Map(entries)
+  for (const [, value] of entries) deepFreeze(value)
+  return new FrozenMap(entries)
+}
+
 class Runner {
   constructor(c) {
     this.case = c
@@ -39,7 +65,10 @@ class Runner {
     this.contexts = []
     this.session.registerHook = (key) => this.hooks.push(['register', key])
     this.session.disposeHook = (key) => this.hooks.push(['dispose', key])
-    for (const call of c.callers ?? []) this.session.caller(call)
+    for (const call of c.callers ?? []) {
+      const { arguments: args } = this.session.caller(call)
+      this.session.trackCaller(call.callId, { callId: call.callId, name: call.name, arguments: args })
+    }
   }
 
   signal(spec) {
@@ -57,12 +86,13 @@ class Runner {
     if (spec === undefined) return undefined
     const obj = {}
     for (const [key, value] of Object.entries(spec)) {
-      if (!['frozen', 'signal', 'hasParent', 'arguments'].includes(key)) obj[key] = value
+      if (!['frozen', 'shape', 'signal', 'hasParent', 'arguments'].includes(key)) obj[key] = value
     }
     if ('arguments' in spec) obj.arguments = decode(spec.arguments)
     if ('hasParent' in spec) obj.parent = spec.hasParent ? {} : undefined
     const signal = this.signal(spec)
     if (signal !== undefined) obj.signal = signal
+    if (spec.shape === 'mapping') return shaped(spec, obj)
     const context = { deferred: [], concluded: 0 }
     Object.defineProperties(obj, {
       deferContext: { value: (message) => context.deferred.push(message) },
@@ -75,8 +105,8 @@ class Runner {
   result(spec) {
     if (spec === undefined) return undefined
     const obj = {}
-    for (const [key, value] of Object.entries(spec)) if (key !== 'frozen') obj[key] = decode(value)
-    return spec.frozen ? deepFreeze(obj) : obj
+    for (const [key, value] of Object.entries(spec)) if (key !== 'frozen' && key !== 'shape') obj[key] = decode(value)
+    return shaped(spec, obj)
   }
 
   next(answers) {
