@@ -235,6 +235,7 @@ def start(args: argparse.Namespace, work: Path, tree: Path, session: Path) -> Pl
     baseline_s = baseline(probe)
     timeout = args.timeout or max(MIN_TIMEOUT_S, TIMEOUT_FACTOR * baseline_s)
     config = effective_config(timeout)
+    config["excluded-modules"] = [*config.get("excluded-modules", ()), *args.exclude]
     (work / "cosmic-ray.toml").write_text(serialize_config(config), encoding="utf-8")
     modules = sorted(
         filter_paths(
@@ -468,6 +469,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, help="about this many mutants (default: all)")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--min-per-file", type=int, default=3)
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="a module not to mutate, e.g. reference/example.py (repeatable)",
+    )
     parser.add_argument(
         "--timeout", type=float, help="seconds per mutant (default: from the baseline)"
     )
