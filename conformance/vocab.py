@@ -72,15 +72,18 @@ FAILING: Final = (Status.FAIL, Status.ERROR, Status.TIMEOUT)
 NOT_RUN: Final = (Status.SKIPPED, Status.UNTESTED, Status.NOT_EXERCISED)
 
 
-class ErrorCode(StrEnum):
-    """The ``error.info.code`` values SPEC.md routes on (reference/_types.py spells the same)."""
+class ErrorCode:
+    """The ``error.info.code`` values SPEC.md routes on (reference/_types.py spells the same).
 
-    UNKNOWN_TOOL = "UNKNOWN_TOOL"
-    INVALID_ARGS = "INVALID_ARGS"
-    INVALID_TOOL_OUTPUT = "INVALID_TOOL_OUTPUT"
-    ABORTED = "ABORTED"
-    ABORTED_BEFORE_DISPATCH = "ABORTED_BEFORE_DISPATCH"
-    TOOL_TIMEOUT = "TOOL_TIMEOUT"
+    Plain strings (not an Enum), so a message quoting a set of codes reads as the codes.
+    """
+
+    UNKNOWN_TOOL: Final = "UNKNOWN_TOOL"
+    INVALID_ARGS: Final = "INVALID_ARGS"
+    INVALID_TOOL_OUTPUT: Final = "INVALID_TOOL_OUTPUT"
+    ABORTED: Final = "ABORTED"
+    ABORTED_BEFORE_DISPATCH: Final = "ABORTED_BEFORE_DISPATCH"
+    TOOL_TIMEOUT: Final = "TOOL_TIMEOUT"
 
 
 # The code-mode entry point: the one tool name a scenario never defines itself.

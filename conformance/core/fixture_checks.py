@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from conformance.core.model import View
 from conformance.core.rules import Verdict, checker
-from conformance.core.rules._facts import message
 
 __all__ = ["fixture_block"]
 
@@ -77,7 +76,7 @@ def fixture_block(view: View) -> dict[str, list[Verdict]]:
             and result.get("additionalContexts", []) != want["additionalContexts"]
         ):
             problems.append("additionalContexts differ from the expected ones")
-        if "messageContains" in want and want["messageContains"] not in message(call):
+        if "messageContains" in want and want["messageContains"] not in call.message():
             problems.append(f"error.message should mention {want['messageContains']!r}")
         for rid in speaks_for:
             out[rid].append(Verdict(not problems, subject, "; ".join(problems)))

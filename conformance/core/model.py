@@ -15,19 +15,12 @@ from functools import cached_property
 from typing import Any
 
 from conformance.core.scenario import mutates_registry
+from conformance.vocab import STAGES, mode_of
 
-__all__ = ["CallView", "View", "resolve"]
+__all__ = ["MISSING", "STAGES", "CallView", "View", "resolve"]
 
-STAGES = (
-    "pre-execute",
-    "approval",
-    "guard",
-    "wrapper",
-    "body",
-    "post-execute",
-    "finalize",
-    "result",
-)
+# What a question answers when the trace does not say (no exit recorded, text not JSON).
+MISSING: Any = object()
 
 
 def resolve(
@@ -120,6 +113,55 @@ class CallView:
     def observations(self, what: str) -> list[Mapping[str, Any]]:
         return [e for e in self.events if e.get("what") == what and "observed" in e]
 
+    @property
+    def arguments(self) -> Any:
+        """The arguments the caller handed over, as scenario JSON."""
+        return self.spec.get("arguments", {})
+
+    def message(self) -> str:
+        """The error message of the call's result ("" when there is none)."""
+        error = (self.result or {}).get("error")
+        text = error.get("message") if isinstance(error, Mapping) else None
+        return text if isinstance(text, str) else ""
+
+    def finalizer_threw(self) -> bool:
+        """Did the tool's finalizeContent throw (FIN-4)?
+
+        Then the registry publishes one result of its own choosing: the
+        unfinalized result or an error in its place. Rules about what the result
+        says (codes, messages, content) do not judge such a call; fail-closed
+        facts (an error stays an error, the body's run or not) still hold.
+        """
+        return self.threw("finalize")
+
+    def post_touched(self) -> bool:
+        """Did post-execute see the call (so it may have rewritten the result)?"""
+        return bool(self.entered("post-execute"))
+
+    def effective_exit(self, stage: str) -> Any:
+        """What a waterfall stage returned as a whole: the first-entered listener's exit value.
+
+        MISSING when no listener was entered or the first one never exited.
+        """
+        entered = self.entered(stage)
+        if not entered:
+            return MISSING
+        first = entered[0].get("id")
+        exits = [e for e in self.exits(stage) if e.get("id") == first]
+        return exits[-1].get("returned") if exits else MISSING
+
+    def decision(self) -> Any:
+        """The pre-execute waterfall's decision: allow for an empty chain (PRE-1), None if
+        unsettled."""
+        if not self.entered("pre-execute"):
+            return {"kind": "allow"}
+        decision = self.effective_exit("pre-execute")
+        return None if decision is MISSING else decision
+
+    def index(self, event: Mapping[str, Any]) -> int:
+        """Position of ``event`` among the call's events (by identity)."""
+        return next(i for i, e in enumerate(self.events) if e is event)
+
 
 class View:
     """A scenario and its trace, joined."""
@@ -130,7 +172,7 @@ class View:
 
     @property
     def mode(self) -> str:
-        return str(self.scenario.get("registry", {}).get("mode", "native"))
+        return mode_of(self.scenario)
 
     @property
     def approval_mounted(self) -> bool:

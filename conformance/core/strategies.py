@@ -15,12 +15,17 @@ from typing import Any
 from hypothesis import strategies as st
 
 __all__ = [
+    "FINALIZERS",
     "OPEN_OBJECT",
+    "OUTCOMES",
+    "TEXT",
     "arguments",
     "body_scripts",
     "call",
+    "content_blocks",
     "json_values",
     "listener",
+    "outcome_scenario",
     "post_decisions",
     "pre_decisions",
     "scenario",
@@ -218,3 +223,114 @@ def scenarios(draw: st.DrawFn, *, mode: str | None = None) -> Scenario:
             spec["agent"] = agent
         out["actions"].append({"call": spec})
     return out
+
+
+# --------------------------------------------------- shared scenario builders
+
+TEXT = st.sampled_from(["a", "capped", "x y"])
+
+
+def content_blocks(text: str) -> list[dict[str, str]]:
+    """One text block."""
+    return [{"type": "text", "text": text}]
+
+
+FINALIZERS: st.SearchStrategy[list[dict[str, Any]]] = st.one_of(
+    st.just([{"observe": "result"}, {"return": None}]),
+    st.just([{"return": None}]),
+    TEXT.map(lambda t: [{"observe": "result"}, {"return": content_blocks(t)}]),
+    st.just([{"observe": "execution"}, {"return": content_blocks("final")}]),
+)
+
+
+# One variation per normalized outcome the pipeline can produce (FIN-2's list).
+OUTCOMES = (
+    "success",
+    "body-error",
+    "deny",
+    "ask-no-service",
+    "ask-rejected",
+    "ask-unavailable",
+    "ask-throws",
+    "guard",
+    "guard-throws",
+    "invalid-args",
+    "non-lossless-args",
+    "wrapper-throws",
+    "post-throws",
+    "output-invalid",
+    "abort-before",
+    "abort-in-pre",
+    "abort-in-body",
+    "malformed-decision",
+    "post-block",
+    "post-value",
+    "defer-and-throw",
+    "conclude",
+)
+
+
+def outcome_scenario(
+    outcome: str, finalizer: list[dict[str, Any]] | None, *, observers: int = 1, name: str = "t"
+) -> Scenario:
+    """One call to one tool, steered into ``outcome``."""
+    spec = tool(name, [{"observe": "signal"}, {"return": "ok"}])
+    if finalizer is not None:
+        spec["finalizeContent"] = finalizer
+    first = call("c0", name, {"path": "a"}, agent="main")
+    extra: dict[str, Any] = {}
+    if outcome == "body-error":
+        spec["execute"] = [{"throw": "body failed"}]
+    elif outcome == "deny":
+        extra["preExecute"] = [listener("policy", [{"return": {"kind": "deny", "reason": "no"}}])]
+    elif outcome.startswith("ask"):
+        extra["preExecute"] = [listener("policy", [{"return": {"kind": "ask", "reason": "check"}}])]
+        answer = {
+            "ask-rejected": [{"return": "rejected"}],
+            "ask-unavailable": [{"return": "unavailable"}],
+            "ask-throws": [{"throw": "service down"}],
+        }.get(outcome)
+        if answer is not None:
+            extra["approval"] = {"steps": answer}
+    elif outcome == "guard":
+        extra["guards"] = [listener("guard", [{"return": "guarded"}])]
+    elif outcome == "guard-throws":
+        extra["guards"] = [listener("guard", [{"throw": "guard broke"}])]
+    elif outcome == "invalid-args":
+        spec["parameters"] = {"type": "object", "required": ["command"]}
+    elif outcome == "non-lossless-args":
+        first["arguments"] = {"n": {"$special": "nan"}}
+    elif outcome == "wrapper-throws":
+        extra["wrappers"] = [listener("wrap", [{"callNext": True}, {"throw": "wrapper failed"}])]
+    elif outcome == "post-throws":
+        extra["postExecute"] = [listener("post", [{"throw": "post failed"}])]
+    elif outcome == "post-block":
+        extra["postExecute"] = [
+            listener("post", [{"return": {"kind": "block", "feedback": content_blocks("no")}}])
+        ]
+    elif outcome == "post-value":
+        extra["postExecute"] = [listener("post", [{"return": {"kind": "accept", "value": "new"}}])]
+    elif outcome == "output-invalid":
+        spec["output"] = {"schema": {"type": "string"}, "render": "text"}
+        spec["execute"] = [{"return": 1}]
+    elif outcome == "abort-before":
+        first["abortBefore"] = True
+    elif outcome == "abort-in-pre":
+        extra["preExecute"] = [listener("policy", [{"abort": True}, {"delegate": True}])]
+    elif outcome == "abort-in-body":
+        spec["execute"] = [{"abort": True}, {"observe": "signal"}, {"return": "ok"}]
+    elif outcome == "malformed-decision":
+        extra["preExecute"] = [listener("policy", [{"return": "allow"}])]
+    elif outcome == "defer-and-throw":
+        spec["execute"] = [
+            {"deferContext": {"role": "user", "content": "d1"}},
+            {"throw": "late failure"},
+        ]
+    elif outcome == "conclude":
+        spec["execute"] = [
+            {"deferContext": {"role": "user", "content": "d1"}},
+            {"concludeTurn": True},
+            {"return": "ok"},
+        ]
+    extra["observers"] = [listener(f"observer-{i}", []) for i in range(observers)]
+    return scenario(f"generated/{outcome}", [spec], [{"call": first}], **extra)

@@ -77,7 +77,7 @@ def report_markdown(
         f"- capabilities: {', '.join(sorted(info.capabilities)) or 'none'}",
         *(f"- missing `{c}`: {_cell(why)}" for c, why in sorted(info.missing.items())),
         f"- profile: `{result.profile}`, seed: {'none' if result.seed is None else result.seed}",
-        f"- scenarios run: {result.scenarios} in {result.duration_s:.1f} s",
+        f"- scenarios run: {result.scenarios} in {round(result.duration_s, 3):.1f} s",  # as in JSON
     ]
     if expect_file:
         lines.append(f"- expectations: `{expect_file}`")

@@ -17,8 +17,6 @@ from conformance.core.rules._facts import (
     SYNC_SAFE_STEPS,
     args_valid,
     arguments_of,
-    effective_decision,
-    finalizer_threw,
     has_special,
     is_content,
     may_abort,
@@ -28,8 +26,9 @@ from conformance.core.rules._facts import (
     step_kinds,
     valid_against,
 )
+from conformance.vocab import ErrorCode
 
-ABORTED = "ABORTED"
+ABORTED = ErrorCode.ABORTED
 
 
 def _abort_flags(steps: Sequence[Mapping[str, Any]]) -> list[bool | None]:
@@ -108,7 +107,7 @@ def _denial_happened(view: View, call: CallView) -> bool:
     ):
         return True
     if call.entered("pre-execute"):
-        decision = effective_decision(call)
+        decision = call.decision()
         if not (isinstance(decision, Mapping) and decision.get("kind") == "allow"):
             if not (isinstance(decision, Mapping) and decision.get("kind") == "ask"):
                 return True
@@ -167,11 +166,11 @@ def CANCEL_2(view: View) -> Iterator[Verdict]:
             if valid is None:
                 continue
             allowed = (
-                {"INVALID_ARGS"}
+                {ErrorCode.INVALID_ARGS}
                 if has_special(args)
                 else {ABORTED_BEFORE_DISPATCH}
                 if valid
-                else {ABORTED_BEFORE_DISPATCH, "INVALID_ARGS"}
+                else {ABORTED_BEFORE_DISPATCH, ErrorCode.INVALID_ARGS}
             )
             stages = sorted(
                 {str(e.get("stage")) for e in call.events}
@@ -179,7 +178,7 @@ def CANCEL_2(view: View) -> Iterator[Verdict]:
             )
             problems = []
             # FIN-4: when finalizeContent threw, which error is published is the registry's choice.
-            if call.code not in allowed and not finalizer_threw(call):
+            if call.code not in allowed and not call.finalizer_threw():
                 problems.append(f"code must be one of {sorted(allowed)}, got {call.code}")
             if stages:
                 problems.append(
@@ -261,7 +260,7 @@ def CANCEL_3(view: View) -> Iterator[Verdict]:
             )
         ):
             continue
-        if finalizer_threw(call):  # FIN-4: which error is published is the registry's choice
+        if call.finalizer_threw():  # FIN-4: which error is published is the registry's choice
             yield require(
                 call.is_error,
                 call.id,

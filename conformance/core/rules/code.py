@@ -19,9 +19,8 @@ from conformance.core.model import CallView, View
 from conformance.core.rules import focus
 from conformance.core.rules._base import Trace, Verdict, require, rule
 from conformance.core.rules._facts import args_valid, content_blocks, is_content, resolution_known
-from conformance.core.rules._facts import message as error_message
+from conformance.vocab import RUN_CODE, ErrorCode
 
-RUN_CODE = "run_code"
 POLICY_STAGES = ("pre-execute", "approval", "guard", "post-execute")
 
 
@@ -68,12 +67,12 @@ def CODE_1(view: View) -> Iterator[Verdict]:
             continue
         if view.catalog_tool(name, call.spec.get("agent")) is None:
             continue  # not a native tool of this scope (SCOPE-1 governs missing names)
-        message = error_message(call)
+        message = call.message()
         stages = sorted(
             {str(e.get("stage")) for e in call.events} & {*POLICY_STAGES, "body", "wrapper"}
         )
         yield require(
-            call.code == "UNKNOWN_TOOL" and RUN_CODE in str(message) and not stages,
+            call.code == ErrorCode.UNKNOWN_TOOL and RUN_CODE in str(message) and not stages,
             call.id,
             f"under mode code a model-direct call to {name!r} must be UNKNOWN_TOOL before any "
             "policy stage, with a "
@@ -102,7 +101,7 @@ def CODE_2(view: View) -> Iterator[Verdict]:
                 and view.visible_tool(str(call.spec["name"]), call.spec.get("agent")) is not None
             ):
                 yield require(
-                    call.code != "UNKNOWN_TOOL",
+                    call.code != ErrorCode.UNKNOWN_TOOL,
                     call.id,
                     f"under mode {view.mode} a model-direct call to a visible native tool must "
                     "execute, not UNKNOWN_TOOL",

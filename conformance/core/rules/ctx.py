@@ -14,7 +14,6 @@ from conformance.core.rules._base import Verdict, require, rule
 from conformance.core.rules._facts import (
     content_blocks,
     executed,
-    finalizer_threw,
     has_special,
     resolved_spec,
     step_kinds,
@@ -58,7 +57,7 @@ def CTX_1(view: View) -> Iterator[Verdict]:
         ]
         if not deferred or has_special(deferred) or _post_blocked_or_failed(call):
             continue
-        if finalizer_threw(call):  # FIN-4: what is published then is the registry's choice
+        if call.finalizer_threw():  # FIN-4: what is published then is the registry's choice
             continue
         got = (call.result or {}).get("additionalContexts", [])
         yield require(

@@ -21,8 +21,8 @@ from conformance.core.rules._facts import (
     mutates_registry,
     resolve,
 )
+from conformance.vocab import RUN_CODE, ErrorCode
 
-RUN_CODE = "run_code"
 MODEL_VISIBLE = frozenset({"name", "description", "parameters"})
 # Host-only and presentation fields (DEF-1), in the spec's and in snake_case spelling.
 HIDDEN_FIELDS = frozenset(
@@ -452,7 +452,7 @@ def DEF_4(view: View) -> Iterator[Verdict]:
             and (e.get("observed") or {}).get("aborted")
         ]
         yield require(
-            call.code != "TOOL_TIMEOUT" and not aborted,
+            call.code != ErrorCode.TOOL_TIMEOUT and not aborted,
             call.id,
             f"{why}, but the call timed out or its body saw an aborted signal (code={call.code})",
         )

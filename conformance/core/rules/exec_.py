@@ -16,10 +16,8 @@ from conformance.core.rules._facts import (
     all_passive,
     arguments_of,
     content_may_be_replaced,
-    effective_exit,
     executed,
     has_special,
-    index_of,
     may_abort,
     project,
     resolved_spec,
@@ -28,6 +26,7 @@ from conformance.core.rules._facts import (
     terminal,
     valid_against,
 )
+from conformance.vocab import ErrorCode
 
 _NON_WRAPPER = ("pre-execute", "guard", "body", "post-execute", "finalize", "result")
 
@@ -84,17 +83,17 @@ def EXEC_1(view: View) -> Iterator[Verdict]:
         guards = [e for e in call.events if e.get("stage") == "guard"]
         body = call.entered("body")
         if wrappers:
-            first = index_of(call, wrappers[0])
-            after_guards = all(index_of(call, g) < first for g in guards)
+            first = call.index(wrappers[0])
+            after_guards = all(call.index(g) < first for g in guards)
             surround = True
             if body:
                 body_end = _end(call, "body", body[0].get("id"))
-                b_in = index_of(call, body[0])
-                b_out = index_of(call, body_end) if body_end else len(call.events)
+                b_in = call.index(body[0])
+                b_out = call.index(body_end) if body_end else len(call.events)
                 for w in wrappers:
                     w_end = _end(call, "wrapper", w.get("id"))
-                    w_out = index_of(call, w_end) if w_end else len(call.events)
-                    surround = surround and index_of(call, w) < b_in and w_out >= b_out
+                    w_out = call.index(w_end) if w_end else len(call.events)
+                    surround = surround and call.index(w) < b_in and w_out >= b_out
             yield require(
                 after_guards and surround,
                 call.id,
@@ -186,9 +185,7 @@ def EXEC_2(view: View) -> Iterator[Verdict]:
         if body_end is None:
             continue
         for event in call.observations("signal"):
-            if event.get("stage") != "post-execute" or index_of(call, event) < index_of(
-                call, body_end
-            ):
+            if event.get("stage") != "post-execute" or call.index(event) < call.index(body_end):
                 continue
             observed = event.get("observed") or {}
             yield require(
@@ -225,7 +222,7 @@ def EXEC_3(view: View) -> Iterator[Verdict]:
         spec = resolved_spec(view, call, static_only=True)
         if authored is MISSING or spec is None:
             continue
-        if effective_exit(call, "wrapper") is MISSING:
+        if call.effective_exit("wrapper") is MISSING:
             continue  # the wrapper did not return (it threw): EXEC-4's business
         agent = call.spec.get("agent")
         if not all_passive(view, "postExecute", agent):
@@ -235,7 +232,7 @@ def EXEC_3(view: View) -> Iterator[Verdict]:
         result = call.result or {}
         if has_special(value) or not valid_against(output.get("schema", {}), value):
             yield require(
-                call.is_error and call.code == "INVALID_TOOL_OUTPUT",
+                call.is_error and call.code == ErrorCode.INVALID_TOOL_OUTPUT,
                 call.id,
                 f"a wrapper authored the success value {value!r}, which is not valid output: the "
                 "result must be INVALID_TOOL_OUTPUT; it is "
@@ -338,13 +335,13 @@ def EXEC_5(view: View) -> Iterator[Verdict]:
         ]
         later = [e for e in call.events if e.get("stage") in ("finalize", "result")]
         problems: list[str] = []
-        if call.code != "TOOL_TIMEOUT":
+        if call.code != ErrorCode.TOOL_TIMEOUT:
             problems.append(f"the result is isError={call.is_error}, code={call.code}")
         if not waits or waits[0].get("met") is not True:
             problems.append("the body's signal never aborted")
         if body_end is None:
             problems.append("the body never settled before the run ended")
-        elif later and index_of(call, later[0]) < index_of(call, body_end):
+        elif later and call.index(later[0]) < call.index(body_end):
             problems.append("finalization or tools/result came before the body settled")
         yield require(
             not problems,

@@ -18,7 +18,6 @@ from conformance.core.rules._facts import (
     TEXT,
     content_blocks,
     event_index,
-    finalizer_threw,
     first_terminal,
     is_content,
     observers_for,
@@ -125,7 +124,7 @@ def FIN_3(view: View) -> Iterator[Verdict]:
         if spec is None or "finalizeContent" not in spec:
             continue
         exits = finalize_exits(call)
-        if len(exits) != 1 or finalizer_threw(call):
+        if len(exits) != 1 or call.finalizer_threw():
             continue
         returned = exits[0].get("returned")
         seen = [
@@ -160,7 +159,7 @@ def FIN_3(view: View) -> Iterator[Verdict]:
 def FIN_4(view: View) -> Iterator[Verdict]:
     """A throwing finalizer still yields exactly one published and returned result."""
     for call in view.calls:
-        if not call.returned or not finalizer_threw(call):
+        if not call.returned or not call.finalizer_threw():
             continue
         if resolved_spec(view, call) is None:
             continue

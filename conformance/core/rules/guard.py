@@ -14,10 +14,7 @@ from conformance.core.rules._base import Verdict, require, rule
 from conformance.core.rules._facts import (
     ABORTED_BEFORE_DISPATCH,
     dispatchable,
-    finalizer_threw,
     may_abort,
-    message,
-    post_touched,
 )
 
 
@@ -150,11 +147,11 @@ def GUARD_2(view: View) -> Iterator[Verdict]:
         checkable = (
             isinstance(reason, str)
             and not cancelled
-            and not post_touched(call)
-            and not finalizer_threw(call)
+            and not call.post_touched()
+            and not call.finalizer_threw()
         )
-        if checkable and call.is_error and str(reason) not in message(call):
-            problems.append(f"the message {message(call)!r} does not carry the reason {reason!r}")
+        if checkable and call.is_error and str(reason) not in call.message():
+            problems.append(f"the message {call.message()!r} does not carry the reason {reason!r}")
         yield require(
             not problems,
             call.id,

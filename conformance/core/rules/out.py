@@ -16,7 +16,6 @@ from conformance.core.rules._facts import (
     all_passive,
     arguments_of,
     content_may_be_replaced,
-    finalizer_threw,
     has_special,
     project,
     resolved_spec,
@@ -25,6 +24,7 @@ from conformance.core.rules._facts import (
     terminal,
     valid_against,
 )
+from conformance.vocab import ErrorCode
 
 
 def body_value(view: View, call: CallView) -> Any:
@@ -89,10 +89,10 @@ def OUT_1(view: View) -> Iterator[Verdict]:
         value = body_value(view, call)
         if value is MISSING or has_special(value) or valid_against(schema, value):
             continue
-        if not undisturbed(view, call) or finalizer_threw(call):
+        if not undisturbed(view, call) or call.finalizer_threw():
             continue
         yield require(
-            call.code == "INVALID_TOOL_OUTPUT",
+            call.code == ErrorCode.INVALID_TOOL_OUTPUT,
             call.id,
             f"the body returned {value!r}, which violates output.schema: the result must be "
             f"INVALID_TOOL_OUTPUT; it is an error with code {call.code}",
@@ -213,7 +213,7 @@ def OUT_5(view: View) -> Iterator[Verdict]:
         value = body_value(view, call)
         if value is not MISSING and has_special(value) and undisturbed(view, call):
             yield require(
-                call.is_error and call.code == "INVALID_TOOL_OUTPUT",
+                call.is_error and call.code == ErrorCode.INVALID_TOOL_OUTPUT,
                 call.id,
                 f"the body returned the non-lossless value {value!r}: the result must be "
                 f"INVALID_TOOL_OUTPUT; it is isError={call.is_error}, code={call.code}",

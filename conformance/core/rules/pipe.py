@@ -14,13 +14,13 @@ from conformance.core.rules import focus
 from conformance.core.rules._base import Verdict, require, rule
 from conformance.core.rules._facts import (
     arguments_of,
-    finalizer_threw,
     has_special,
     may_abort,
     resolved_spec,
     same_json,
     valid_against,
 )
+from conformance.vocab import ErrorCode
 
 # -------------------------------------------------------------------- PIPE-1
 
@@ -92,8 +92,12 @@ def PIPE_2(view: View) -> Iterator[Verdict]:
             known = (
                 resolved_spec(view, call, static_only=True) is not None or not view.lifecycle_static
             )
-            codes = {"INVALID_ARGS"} if known else {"INVALID_ARGS", "UNKNOWN_TOOL"}
-            coded = call.code in codes or finalizer_threw(call)  # FIN-4: the registry's choice
+            codes = (
+                {ErrorCode.INVALID_ARGS}
+                if known
+                else {ErrorCode.INVALID_ARGS, ErrorCode.UNKNOWN_TOOL}
+            )
+            coded = call.code in codes or call.finalizer_threw()  # FIN-4: the registry's choice
             yield require(
                 call.is_error and coded and not reached,
                 call.id,
@@ -170,9 +174,11 @@ def PIPE_4(view: View) -> Iterator[Verdict]:
             continue
         if valid_against(spec["parameters"], args):
             continue
-        strict = not _policy_may_stop(view, call) and not finalizer_threw(call)
+        strict = not _policy_may_stop(view, call) and not call.finalizer_threw()
         good = (
-            call.is_error and not call.body_entered and (not strict or call.code == "INVALID_ARGS")
+            call.is_error
+            and not call.body_entered
+            and (not strict or call.code == ErrorCode.INVALID_ARGS)
         )
         yield require(
             good,

@@ -15,10 +15,8 @@ from conformance.core.rules._facts import (
     MISSING,
     all_passive,
     arguments_of,
-    effective_exit,
     executed,
     finalizer_may_replace,
-    finalizer_threw,
     has_special,
     may_abort,
     project,
@@ -27,6 +25,7 @@ from conformance.core.rules._facts import (
     scripted_decision,
     valid_against,
 )
+from conformance.vocab import ErrorCode
 
 
 def _input_result(call: CallView) -> Any:
@@ -132,7 +131,7 @@ def _unchanged(call: CallView, observed: Any, finalized: bool) -> Verdict:
 def _decision(view: View, call: CallView, kinds: tuple[str, ...]) -> Mapping[str, Any] | None:
     """The post-execute decision, as scripted, when the listener that made it returned it."""
     decision = scripted_decision(view, call, "post-execute")
-    if effective_exit(call, "post-execute") is MISSING:
+    if call.effective_exit("post-execute") is MISSING:
         return None  # the outermost listener threw: no decision was returned
     if isinstance(decision, Mapping) and decision.get("kind") in kinds:
         return decision
@@ -195,7 +194,7 @@ def POST_2(view: View) -> Iterator[Verdict]:
             value = decision["value"]
             if has_special(value) or not valid_against(output.get("schema", {}), value):
                 yield require(
-                    call.is_error and call.code == "INVALID_TOOL_OUTPUT",
+                    call.is_error and call.code == ErrorCode.INVALID_TOOL_OUTPUT,
                     call.id,
                     f"the replacement value {value!r} is not valid output: the result must be "
                     f"INVALID_TOOL_OUTPUT; it is isError={call.is_error}, code={call.code}",
@@ -251,7 +250,7 @@ def POST_3(view: View) -> Iterator[Verdict]:
         authored = finalizer_may_replace(resolved_spec(view, call, static_only=True))
         if (
             not authored
-            and not finalizer_threw(call)
+            and not call.finalizer_threw()
             and not same_json(result.get("content"), wanted)
         ):
             problems.append(f"its content is {result.get('content')!r}")
@@ -332,7 +331,9 @@ def POST_5(view: View) -> Iterator[Verdict]:
         if decision["kind"] == "block" and not _feedback(decision):
             continue  # a malformed block
         if decision["kind"] == "accept":
-            if call.is_error and (call.code == "INVALID_TOOL_OUTPUT" or _raised_at_post(call)):
+            if call.is_error and (
+                call.code == ErrorCode.INVALID_TOOL_OUTPUT or _raised_at_post(call)
+            ):
                 continue  # the accept was not applied (an invalid replacement value)
             if "value" in decision and _received_failure(call):
                 continue  # a replacement value on a failure: open (POST-2)

@@ -15,12 +15,8 @@ from conformance.core.rules._base import Scenario, Verdict, require, rule
 from conformance.core.rules._facts import (
     ABORTED_BEFORE_DISPATCH,
     dispatchable,
-    effective_decision,
-    finalizer_threw,
     masked,
     may_abort,
-    message,
-    post_touched,
     terminal,
 )
 
@@ -139,7 +135,7 @@ def PRE_1(view: View) -> Iterator[Verdict]:
         if (
             not aborts
             and not problems
-            and is_allow(effective_decision(call))
+            and is_allow(call.decision())
             and policy_clean(call)
             and not proceeded(call)
         ):
@@ -191,7 +187,7 @@ def PRE_2(view: View) -> Iterator[Verdict]:
     for call in view.calls:
         if not dispatchable(view, call) or not call.entered("pre-execute"):
             continue
-        decision = effective_decision(call)
+        decision = call.decision()
         if decision_form(decision) != "ok" or decision.get("kind") != "deny":
             continue
         if not policy_clean(call):
@@ -199,14 +195,14 @@ def PRE_2(view: View) -> Iterator[Verdict]:
         reason = decision["reason"]
         cancelled = aborts and call.code == ABORTED_BEFORE_DISPATCH  # CANCEL-2: either conforms
         carries = (
-            cancelled or post_touched(call) or finalizer_threw(call) or reason in message(call)
+            cancelled or call.post_touched() or call.finalizer_threw() or reason in call.message()
         )
         yield require(
             call.is_error and not call.body_entered and carries,
             call.id,
             f"deny({reason!r}) must be an error result whose message carries the reason, "
             f"without running the body (isError={call.is_error}, body entered="
-            f"{call.body_entered}, message={message(call)!r})",
+            f"{call.body_entered}, message={call.message()!r})",
         )
 
 
@@ -253,7 +249,7 @@ def PRE_3(view: View) -> Iterator[Verdict]:
     if view.approval_mounted:
         return
     for call in view.calls:
-        if not call.returned or not _is_ask(effective_decision(call)):
+        if not call.returned or not _is_ask(call.decision()):
             continue
         yield require(
             call.is_error and not call.body_entered,
@@ -327,7 +323,7 @@ def _normalized(call: CallView, reason: Any) -> str:
         words.append(call.spec["agent"])
     if isinstance(reason, str):
         words.append(reason)
-    return str(masked(message(call), words))
+    return str(masked(call.message(), words))
 
 
 @rule("PRE-4", "Only allowed-once proceeds")
@@ -340,7 +336,7 @@ def PRE_4(view: View) -> Iterator[Verdict]:
     for call in view.calls:
         if not dispatchable(view, call) or not policy_clean(call):
             continue
-        decision = effective_decision(call)
+        decision = call.decision()
         if not _is_ask(decision) or decision_form(decision) != "ok":
             continue
         cause = approval_cause(view.scenario, call)
@@ -360,7 +356,7 @@ def PRE_4(view: View) -> Iterator[Verdict]:
             f"an ask answered {cause!r} must deny without running the body "
             f"(isError={call.is_error}, body entered={call.body_entered})",
         )
-        if call.is_error and not post_touched(call) and call.code != ABORTED_BEFORE_DISPATCH:
+        if call.is_error and not call.post_touched() and call.code != ABORTED_BEFORE_DISPATCH:
             denied.setdefault(cause, (call, decision.get("reason")))
     for a, b in itertools.combinations(sorted(denied), 2):
         if frozenset((a, b)) not in _DISTINCT:
@@ -370,7 +366,7 @@ def PRE_4(view: View) -> Iterator[Verdict]:
             _normalized(ca, ra) != _normalized(cb, rb),
             f"{ca.id}/{cb.id}",
             f"denials for {a!r} ({ca.id}) and {b!r} ({cb.id}) must carry distinct reasons, "
-            f"both say {message(ca)!r}",
+            f"both say {ca.message()!r}",
         )
 
 
@@ -458,7 +454,7 @@ def PRE_5(view: View) -> Iterator[Verdict]:
             problems.append(f"it carries {leaked}, a copy of the arguments")
         call = by_id.get(str(call_id))
         if call is not None:
-            decision = effective_decision(call)
+            decision = call.decision()
             reason = decision.get("reason") if isinstance(decision, Mapping) else None
             if isinstance(reason, str) and reason and event.get("reason") != reason:
                 problems.append(f"its reason is {event.get('reason')!r}, not the ask's {reason!r}")
@@ -585,8 +581,8 @@ def PRE_7(view: View) -> Iterator[Verdict]:
             problems.append("the result is a success")
         elif (
             call.code != ABORTED_BEFORE_DISPATCH
-            and is_allow(effective_decision(call))
-            and not finalizer_threw(call)
+            and is_allow(call.decision())
+            and not call.finalizer_threw()
         ):
             others = bool(view.listeners("guards", agent))
             if not others:

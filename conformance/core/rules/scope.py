@@ -16,13 +16,10 @@ from conformance.core.rules._facts import (
     ABORTED_BEFORE_DISPATCH,
     MISSING,
     UNKNOWN_TOOL,
-    effective_decision,
-    effective_exit,
     masked,
     may_abort,
 )
-
-RUN_CODE = "run_code"
+from conformance.vocab import RUN_CODE
 
 
 def _unseen(view: View, call: CallView) -> str | None:
@@ -53,7 +50,7 @@ def _policy_stopped(scenario: Scenario, call: CallView) -> bool:
     ):
         return True
     if call.entered("pre-execute"):
-        decision = effective_decision(call)
+        decision = call.decision()
         kind = decision.get("kind") if isinstance(decision, Mapping) else None
         if kind not in ("allow", "ask"):
             return True
@@ -73,7 +70,7 @@ def _post_rewrote(call: CallView) -> bool:
     accept that replaces content or value (not a pass-through ``next()``)?"""
     if call.threw("post-execute"):
         return True
-    decision = effective_exit(call, "post-execute")
+    decision = call.effective_exit("post-execute")
     if decision is MISSING:
         return False
     passes = isinstance(decision, Mapping) and decision.get("kind") == "accept"
