@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import reference.registry as regmod
@@ -415,3 +416,135 @@ class RefusesValueOnFailure(Registry):
         if result.is_error and isinstance(new, ToolSuccess):  # a value would revive it
             raise ValueError("post-execute may not replace the value of a failure")
         return new, blocked, contexts
+
+
+class _FieldMapping(MutableMapping[str, Any]):
+    """An implementation object seen as a mapping of its camelCase fields.
+
+    Reads and writes go to the object's attributes (``callId`` is ``call_id``): a frozen
+    execution or request still refuses every write, a dispatch view still lets a wrapper
+    replace only its ``signal``.
+    """
+
+    def __init__(self, target: Any, fields: Sequence[str]) -> None:
+        self._target = target
+        self._fields = tuple(fields)
+
+    @staticmethod
+    def _attribute(key: str) -> str:
+        return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._fields:
+            raise KeyError(key)
+        return getattr(self._target, self._attribute(key))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        setattr(self._target, self._attribute(key), value)
+
+    def __delitem__(self, key: str) -> None:
+        delattr(self._target, self._attribute(key))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fields)
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+
+_EXECUTION_FIELDS = ("callId", "name", "arguments", "signal", "agent", "parent")
+_REQUEST_FIELDS = ("callId", "toolName", "agent", "reason", "signal")
+
+
+def _execution_mapping(execution: Any) -> _FieldMapping:
+    return _FieldMapping(execution, _EXECUTION_FIELDS)
+
+
+def _result_mapping(result: ToolResult) -> Mapping[str, Any]:
+    """A result as the read-only mapping of its JSON form (a snapshot: writing into it
+    changes nothing the registry publishes)."""
+    return MappingProxyType(result.to_json())
+
+
+class _MappingApproval:
+    """The approval service, asked with a mapping-shaped request."""
+
+    def __init__(self, service: Any) -> None:
+        self._service = service
+
+    def request(self, request: Any) -> Any:
+        return self._service.request(_FieldMapping(request, _REQUEST_FIELDS))
+
+
+@variant(
+    "every callable is handed mappings: executions, dispatch views, results, approval requests",
+    witness=s.scenario(
+        "witness/mapping-shaped-objects",
+        [s.tool("t", finalizeContent=[{"observe": "execution"}, {"return": None}])],
+        [{"call": s.call("c0", "t", {"x": 1}, agent="main")}],
+        preExecute=[s.listener("policy", [{"observe": "execution"}, {"delegate": True}])],
+        observers=[
+            s.listener(
+                "tamper",
+                [
+                    {"mutate": {"target": "result", "path": ["content", 0, "text"], "value": "x"}},
+                    {"observe": "result"},
+                ],
+            )
+        ],
+    ),
+)
+class MappingShaped(Registry):
+    """SPEC.md fixes what each stage is handed, not its host shape: here every execution,
+    dispatch view, result and approval request reaches a callable as a mapping of its
+    camelCase fields (results: a read-only snapshot of their JSON form). The kit must read
+    and write them through its binding exactly as it does attribute objects."""
+
+    @property
+    def approval(self) -> Any:
+        return self._mapping_approval
+
+    @approval.setter
+    def approval(self, service: Any) -> None:
+        self._mapping_approval = None if service is None else _MappingApproval(service)
+
+    def on(
+        self, event: str, listener: Listener, *, scope: str | None = None, prepend: bool = False
+    ) -> Callable[[], None]:
+        shaped = _shaped_listener(event, listener)
+        return super().on(event, shaped, scope=scope, prepend=prepend)
+
+    def use_timeout_policy(self) -> Callable[[], None]:
+        """The registry's own timeout wrapper still reads its dispatch views by attribute."""
+        from reference.timeout import timeout_wrapper
+
+        return super().on("tools/execute", timeout_wrapper, prepend=True)
+
+    def guard(self, guard: Callable[..., Any], *, scope: str | None = None) -> Callable[[], None]:
+        return super().guard(lambda execution: guard(_execution_mapping(execution)), scope=scope)
+
+    def register(
+        self, definition: Mapping[str, Any], scope: str | None = None
+    ) -> Callable[[], None]:
+        finalizer = definition.get("finalize_content")
+        if callable(finalizer):
+
+            def finalize(execution: Any, result: ToolResult) -> Any:
+                return finalizer(_execution_mapping(execution), _result_mapping(result))
+
+            definition = {**definition, "finalize_content": finalize}
+        return super().register(definition, scope)
+
+
+def _shaped_listener(event: str, listener: Any) -> Any:
+    if event in ("tools/pre-execute", "tools/execute"):
+        return lambda execution, next_: listener(_execution_mapping(execution), next_)
+    if event == "tools/post-execute":
+        return lambda execution, result, next_: listener(
+            _execution_mapping(execution), _result_mapping(result), next_
+        )
+    if event == "tools/result":
+        return lambda execution, result: listener(
+            _execution_mapping(execution), _result_mapping(result)
+        )
+    return listener  # tools/code-dispatch-log: its record is not an execution
