@@ -10,15 +10,19 @@ and by the checkers of the same table (a fixture's ``expect`` block).
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from jsonschema.validators import Draft202012Validator
 
 import conformance.core.fixture_checks  # noqa: F401  (registers the expect-block checker)
 from conformance.core.adapter import Adapter, ImplementationFailure, ScenarioSkipped
 from conformance.core.model import View
 from conformance.core.rules import CHECKERS, RULES, Verdict
-from conformance.core.scenario import FixtureError, validate
+from conformance.core.scenario import SCHEMA_DIR, FixtureError, validate
 from conformance.vocab import Status, is_action_timeout
 
 __all__ = ["Evaluation", "KitError", "NoTrace", "evaluate", "judge", "run_scenario"]
@@ -90,11 +94,40 @@ def run_scenario(
     except Exception as e:
         why = f"the adapter raised {type(e).__name__}: {e}"
         return None, NoTrace(Status.ERROR, why, "adapter-raised")
-    try:
-        validate(trace, "trace", f"trace of {scenario.get('id')}")
-    except FixtureError as e:
-        return None, NoTrace(Status.ERROR, f"malformed trace: {e}", "malformed-trace")
+    if not _trace_validator().is_valid(trace):  # the fast check; the message comes from:
+        try:
+            validate(trace, "trace", f"trace of {scenario.get('id')}")
+        except FixtureError as e:
+            return None, NoTrace(Status.ERROR, f"malformed trace: {e}", "malformed-trace")
     return trace, None
+
+
+@functools.cache
+def _trace_validator() -> Draft202012Validator:
+    """``trace.schema.json`` with its local ``$ref``s inlined: the same verdict, ~3x faster.
+
+    Every ``{"$ref": "#/$defs/X"}`` of the schema (non-recursive, no ``$id`` or
+    anchors below the root) is replaced by ``X`` itself, which draft 2020-12
+    evaluates identically, so no reference is resolved per trace.
+    """
+    document = json.loads((SCHEMA_DIR / "trace.schema.json").read_text(encoding="utf-8"))
+    definitions = document.get("$defs", {})
+
+    def inline(node: Any, depth: int = 0) -> Any:
+        if depth > 50:
+            raise ValueError("trace.schema.json: recursive $defs cannot be inlined")
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and len(node) == 1 and ref.startswith("#/$defs/"):
+                return inline(definitions[ref.removeprefix("#/$defs/")], depth + 1)
+            if "$ref" in node or "$dynamicRef" in node or "$anchor" in node:
+                raise ValueError(f"trace.schema.json: cannot inline {node!r}")
+            return {k: inline(v, depth + 1) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [inline(v, depth + 1) for v in node]
+        return node
+
+    return Draft202012Validator(inline(document))
 
 
 def judge(
