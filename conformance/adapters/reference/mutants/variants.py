@@ -486,10 +486,7 @@ class _MappingApproval:
         observers=[
             s.listener(
                 "tamper",
-                [
-                    {"mutate": {"target": "result", "path": ["content", 0, "text"], "value": "x"}},
-                    {"observe": "result"},
-                ],
+                [{"mutate": {"target": "result", "path": ["content", 0, "text"], "value": "x"}}],
             )
         ],
     ),
