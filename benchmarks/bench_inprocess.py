@@ -1,7 +1,7 @@
 """In-process speed of the kit against the bundled reference (a benchmark, not a test).
 
     python benchmarks/bench_inprocess.py            # scenarios/s + wall time of quick and ci
-    python benchmarks/bench_inprocess.py --profiles ci
+    python benchmarks/bench_inprocess.py --profiles ci --jobs 1,2
 
 Prints one line per measurement; README quotes the figures.
 """
@@ -15,7 +15,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 
 from conformance.adapters import load_adapter
-from conformance.core.runner import judge, run_suite
+from conformance.core.evaluate import evaluate, judge
+from conformance.core.runner import run_suite
 from conformance.core.strategies import scenarios
 
 
@@ -38,8 +39,9 @@ def corpus(n: int) -> list[dict[str, Any]]:
     return drawn
 
 
-def scenarios_per_second(n: int = 300) -> tuple[float, float]:
-    """(generation + execution + judging, execution + judging only) scenarios per second."""
+def scenarios_per_second(n: int = 300) -> tuple[float, float, float]:
+    """Scenarios per second: (generation + execution + judging, execution + judging only,
+    execution + trace validation + judging, i.e. the runner's evaluate())."""
     adapter = load_adapter("reference")
     started = time.perf_counter()
     drawn = corpus(n)
@@ -48,25 +50,37 @@ def scenarios_per_second(n: int = 300) -> tuple[float, float]:
     for s in drawn:
         judge(s, adapter.run(s))
     executed = time.perf_counter() - started
-    return len(drawn) / (generated + executed), len(drawn) / executed
+    started = time.perf_counter()
+    for s in drawn:
+        evaluate(adapter, s)
+    evaluated = time.perf_counter() - started
+    return len(drawn) / (generated + executed), len(drawn) / executed, len(drawn) / evaluated
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--profiles", default="quick,ci")
+    parser.add_argument("--jobs", default="1,2", help="worker processes to try, e.g. 1,2")
     args = parser.parse_args()
-    total, run_only = scenarios_per_second()
+    total, run_only, evaluated = scenarios_per_second()
     print(
-        f"in-process, general scenarios: {total:.0f}/s end to end, {run_only:.0f}/s run+judge only"
+        f"in-process, general scenarios: {total:.0f}/s end to end, {run_only:.0f}/s run+judge "
+        f"only, {evaluated:.0f}/s run+validate+judge"
     )
     for profile in args.profiles.split(","):
-        started = time.perf_counter()
-        result = run_suite(load_adapter("reference"), profile=profile)
-        wall = time.perf_counter() - started
-        statuses = {}
-        for outcome in result.rules:
-            statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
-        print(f"profile {profile}: {wall:.1f} s wall, {result.scenarios} scenarios, {statuses}")
+        for jobs in (int(j) for j in args.jobs.split(",")):
+            started = time.perf_counter()
+            result = run_suite(
+                load_adapter("reference"), profile=profile, jobs=jobs, adapter_spec="reference"
+            )
+            wall = time.perf_counter() - started
+            statuses: dict[str, int] = {}
+            for outcome in result.rules:
+                statuses[str(outcome.status)] = statuses.get(str(outcome.status), 0) + 1
+            print(
+                f"profile {profile}, -j {jobs}: {wall:.1f} s wall, {result.scenarios} scenarios, "
+                f"{statuses}"
+            )
 
 
 if __name__ == "__main__":

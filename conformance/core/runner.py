@@ -17,21 +17,15 @@ adapter does not declare), ``untested`` (not black-box checkable),
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import hashlib
 import json
-import logging
-import multiprocessing
 import os
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
-from typing import Any, ClassVar
+from typing import Any
 
 import hypothesis
 from hypothesis import HealthCheck, Phase, given, settings
@@ -39,19 +33,29 @@ from hypothesis import HealthCheck, Phase, given, settings
 from conformance import __version__
 from conformance.core.adapter import Adapter, AdapterInfo, requirements
 from conformance.core.evaluate import Evaluation, KitError, NoTrace, evaluate, judge
+from conformance.core.interrupt import interrupted, interruptible
+from conformance.core.outcomes import Failure, RuleOutcome, RunResult
+from conformance.core.parallel import parallel_spec, run_parallel
 from conformance.core.rules import FOCUS, RULES, Focus
 from conformance.core.scenario import FIXTURES, load_json, validate
 from conformance.vocab import Status
 
 __all__ = [
     "PROFILES",
+    "Failure",
     "KitError",
+    "Partial",
     "RuleOutcome",
     "RunResult",
     "Tally",
+    "Unit",
+    "default_jobs",
+    "interrupted",
     "interruptible",
     "judge",
+    "plan",
     "run_suite",
+    "select_rules",
 ]
 
 
@@ -65,164 +69,6 @@ SEED_SALT = ""  # see stable_seed
 FIXTURES_PER_UNIT = 12  # fixtures handed to a worker at once (-j N)
 
 Problem = NoTrace  # the former name of "why a scenario produced no trace"
-
-
-@dataclass
-class Failure:
-    message: str
-    scenario_id: str
-    counterexample: str | None = None  # path of the saved replayable case
-    # For errors and timeouts, what kind: an action "raised" inside a trace, a
-    # "malformed-trace", the in-process "adapter-raised", or a transport
-    # failure category (crash, timeout, protocol, errored).
-    category: str | None = None
-
-
-@dataclass
-class RuleOutcome:
-    id: str
-    title: str
-    group: str
-    status: str = Status.NOT_EXERCISED
-    checks: int = 0
-    reason: str | None = None
-    failures: list[Failure] = field(default_factory=list)
-    errors: list[Failure] = field(default_factory=list)
-    timeouts: list[Failure] = field(default_factory=list)
-    skipped: str | None = None
-    expected: dict[str, Any] | None = None  # the --expect entry that listed this rule, if any
-
-    def problems(self) -> list[Failure]:
-        """Every kept failure, error and timeout, in that order."""
-        return [*self.failures, *self.errors, *self.timeouts]
-
-    def buckets(self) -> list[tuple[Status, list[Failure]]]:
-        """(status, kept failures) for violations, errors and timeouts, in that order."""
-        return [
-            (Status.FAIL, self.failures),
-            (Status.ERROR, self.errors),
-            (Status.TIMEOUT, self.timeouts),
-        ]
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.id,
-            "title": self.title,
-            "group": self.group,
-            "status": str(self.status),
-            "checks": self.checks,
-        }
-        if self.reason:
-            out["reason"] = self.reason
-        if self.expected is not None:
-            out["expected"] = dict(self.expected)
-        out["failures"] = [
-            {
-                "kind": str(kind),
-                "message": f.message,
-                "scenario": f.scenario_id,
-                "counterexample": f.counterexample,
-                **({"category": f.category} if f.category else {}),
-            }
-            for kind, items in self.buckets()
-            for f in items
-        ]
-        return out
-
-
-@dataclass
-class RunResult:
-    implementation: AdapterInfo
-    profile: str
-    seed: int | None
-    rules: list[RuleOutcome]
-    kit_errors: list[str]
-    duration_s: float
-    scenarios: int
-    notes: list[str] = field(default_factory=list)  # hints added after the run (e.g. by --expect)
-    transport: dict[str, Any] | None = None  # the adapter's diagnostics(), if it has any
-    protocol: dict[str, Any] | None = None  # fuzz-protocol's section, merged in afterwards
-    # Interrupted (SIGINT/SIGTERM): the run stopped early; ``not_run`` names the rules
-    # some of whose sources (fixtures, property) never ran.
-    incomplete: bool = False
-    not_run: list[str] = field(default_factory=list)
-    jobs: int = 1
-
-    def failing(self, outcome: RuleOutcome) -> bool:
-        """Whether this rule's outcome makes the run non-conformant."""
-        return Status(outcome.status).fails_run(self.profile)
-
-    @property
-    def conformant(self) -> bool:
-        return (
-            not self.incomplete
-            and not self.kit_errors
-            and not any(self.failing(r) for r in self.rules)
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kit": {"name": "toolreg-conformance", "version": __version__},
-            "implementation": self.implementation.to_json(),
-            "profile": self.profile,
-            "seed": self.seed,
-            "durationSeconds": round(self.duration_s, 3),
-            "scenarios": self.scenarios,
-            "conformant": self.conformant,
-            "incomplete": self.incomplete,
-            **({"notRun": list(self.not_run)} if self.incomplete else {}),
-            "kitErrors": self.kit_errors,
-            "notes": self.notes,
-            **({"transport": self.transport} if self.transport is not None else {}),
-            **({"protocolConformance": self.protocol} if self.protocol is not None else {}),
-            "rules": [r.to_json() for r in self.rules],
-        }
-
-
-# ------------------------------------------------------------------ interruption
-
-
-class _Interrupt:
-    """The state of a SIGINT/SIGTERM during :func:`interruptible`."""
-
-    signal: str | None = None
-
-
-def interrupted() -> bool:
-    """Has a SIGINT/SIGTERM arrived during the current :func:`interruptible` block?"""
-    return _Interrupt.signal is not None
-
-
-def _on_signal(signum: int, frame: FrameType | None) -> None:
-    if _Interrupt.signal is not None:  # the second one: stop now, whatever is going on
-        os.write(2, b"interrupted again: exiting at once\n")
-        os._exit(130)
-    _Interrupt.signal = signal.Signals(signum).name
-    raise KeyboardInterrupt
-
-
-@contextlib.contextmanager
-def interruptible() -> Iterator[None]:
-    """SIGINT and SIGTERM raise KeyboardInterrupt in the block; a second one exits 130 at once.
-
-    The handler is the kit's own (not Python's default), so an event loop in the
-    implementation does not turn the interrupt into a cancellation it may swallow;
-    and the runner checks :func:`interrupted` after every scenario, so a swallowed
-    KeyboardInterrupt still stops the run. Outside the main thread: no effect.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    _Interrupt.signal = None
-    for sig in saved:
-        signal.signal(sig, _on_signal)
-    try:
-        yield
-    finally:
-        for sig, handler in saved.items():
-            signal.signal(sig, handler)
-        _Interrupt.signal = None
 
 
 # -------------------------------------------------------------------- the tally
@@ -693,7 +539,7 @@ def run_suite(
         if parallel:
             assert adapter_spec is not None
             jobs = min(jobs, len(units))
-            _run_parallel(tally, units, done, adapter_spec, jobs, profile, seed, progress)
+            run_parallel(tally, units, done, adapter_spec, jobs, profile, seed, progress)
         else:
             jobs = 1
             for index, unit in enumerate(units):
@@ -718,93 +564,3 @@ def run_suite(
         not_run=[rid for rid in rule_ids if rid in not_run],
         jobs=jobs,
     )
-
-
-# ----------------------------------------------------------- worker processes
-
-
-def parallel_spec(adapter: Adapter, spec: str | None) -> bool:
-    """Can workers re-create ``adapter`` from ``spec``? In-process adapters only (see run_suite)."""
-    if spec is None or callable(getattr(adapter, "diagnostics", None)):
-        return False
-    return spec == "reference" or spec.startswith("python:")
-
-
-class _Worker:
-    """The state of one worker process: its own adapter and the run's settings."""
-
-    adapter: ClassVar[Adapter | None] = None
-    info: ClassVar[AdapterInfo | None] = None
-    rule_ids: ClassVar[list[str]] = []
-    report_dir: ClassVar[Path | None] = None
-
-
-def _worker_start(spec: str, rule_ids: list[str], report_dir: str | None) -> None:
-    from conformance.adapters import load_adapter
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
-    keep_hypothesis_out_of_the_cwd()
-    _Worker.adapter = load_adapter(spec)
-    _Worker.info = _Worker.adapter.describe()
-    _Worker.rule_ids = rule_ids
-    _Worker.report_dir = Path(report_dir) if report_dir else None
-    root = logging.getLogger()
-    root.handlers = [_ForwardLogs()]
-    root.setLevel(logging.INFO if report_dir else logging.WARNING)
-
-
-class _ForwardLogs(logging.Handler):
-    """A worker's log records, kept to be handed back with its unit's result."""
-
-    records: ClassVar[list[tuple[str, int, str]]] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            text = record.getMessage()
-            if record.exc_info:
-                text += "\n" + logging.Formatter().formatException(record.exc_info)
-        except Exception:
-            text = "<unformattable record>"
-        self.records.append((record.name, record.levelno, text))
-
-
-def _worker_unit(unit: Unit, profile: str, seed: int | None) -> Partial:
-    tally = Tally(_Worker.rule_ids, _Worker.adapter, _Worker.report_dir, _Worker.info)
-    _ForwardLogs.records = []
-    tally.run_unit(unit, profile, seed)
-    part = tally.partial()
-    part.logs = _ForwardLogs.records
-    return part
-
-
-def _run_parallel(
-    tally: Tally,
-    units: Sequence[Unit],
-    done: set[int],
-    spec: str,
-    jobs: int,
-    profile: str,
-    seed: int | None,
-    progress: Callable[[str], None],
-) -> None:
-    """Run ``units`` on ``jobs`` worker processes; merge their results into ``tally`` in order."""
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    report_dir = str(tally.report_dir) if tally.report_dir is not None else None
-    pool = context.Pool(jobs, _worker_start, (spec, tally.rule_ids, report_dir))
-    try:
-        pending = {
-            index: pool.apply_async(_worker_unit, (unit, profile, seed))
-            for index, unit in enumerate(units)
-        }
-        for index, unit in enumerate(units):
-            part = pending[index].get()
-            for name, level, text in part.logs:
-                logging.getLogger(name).log(level, "%s", text)
-            tally.merge(part)
-            done.add(index)
-            progress(unit.label)
-        pool.close()
-    finally:
-        pool.terminate()
-        pool.join()

@@ -1,0 +1,127 @@
+"""What a run found: a rule's outcome (its status, checks and kept failures) and the run's result.
+
+``report.json`` is :meth:`RunResult.to_json` (schema: ``fixtures/schema/report.schema.json``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance import __version__
+from conformance.core.adapter import AdapterInfo
+from conformance.vocab import Status
+
+__all__ = ["Failure", "RuleOutcome", "RunResult"]
+
+
+@dataclass
+class Failure:
+    message: str
+    scenario_id: str
+    counterexample: str | None = None  # path of the saved replayable case
+    # For errors and timeouts, what kind: an action "raised" inside a trace, a
+    # "malformed-trace", the in-process "adapter-raised", or a transport
+    # failure category (crash, timeout, protocol, errored).
+    category: str | None = None
+
+
+@dataclass
+class RuleOutcome:
+    id: str
+    title: str
+    group: str
+    status: str = Status.NOT_EXERCISED
+    checks: int = 0
+    reason: str | None = None
+    failures: list[Failure] = field(default_factory=list)
+    errors: list[Failure] = field(default_factory=list)
+    timeouts: list[Failure] = field(default_factory=list)
+    skipped: str | None = None
+    expected: dict[str, Any] | None = None  # the --expect entry that listed this rule, if any
+
+    def problems(self) -> list[Failure]:
+        """Every kept failure, error and timeout, in that order."""
+        return [*self.failures, *self.errors, *self.timeouts]
+
+    def buckets(self) -> list[tuple[Status, list[Failure]]]:
+        """(status, kept failures) for violations, errors and timeouts, in that order."""
+        return [
+            (Status.FAIL, self.failures),
+            (Status.ERROR, self.errors),
+            (Status.TIMEOUT, self.timeouts),
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "title": self.title,
+            "group": self.group,
+            "status": str(self.status),
+            "checks": self.checks,
+        }
+        if self.reason:
+            out["reason"] = self.reason
+        if self.expected is not None:
+            out["expected"] = dict(self.expected)
+        out["failures"] = [
+            {
+                "kind": str(kind),
+                "message": f.message,
+                "scenario": f.scenario_id,
+                "counterexample": f.counterexample,
+                **({"category": f.category} if f.category else {}),
+            }
+            for kind, items in self.buckets()
+            for f in items
+        ]
+        return out
+
+
+@dataclass
+class RunResult:
+    implementation: AdapterInfo
+    profile: str
+    seed: int | None
+    rules: list[RuleOutcome]
+    kit_errors: list[str]
+    duration_s: float
+    scenarios: int
+    notes: list[str] = field(default_factory=list)  # hints added after the run (e.g. by --expect)
+    transport: dict[str, Any] | None = None  # the adapter's diagnostics(), if it has any
+    protocol: dict[str, Any] | None = None  # fuzz-protocol's section, merged in afterwards
+    # Interrupted (SIGINT/SIGTERM): the run stopped early; ``not_run`` names the rules
+    # some of whose sources (fixtures, property) never ran.
+    incomplete: bool = False
+    not_run: list[str] = field(default_factory=list)
+    jobs: int = 1
+
+    def failing(self, outcome: RuleOutcome) -> bool:
+        """Whether this rule's outcome makes the run non-conformant."""
+        return Status(outcome.status).fails_run(self.profile)
+
+    @property
+    def conformant(self) -> bool:
+        return (
+            not self.incomplete
+            and not self.kit_errors
+            and not any(self.failing(r) for r in self.rules)
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kit": {"name": "toolreg-conformance", "version": __version__},
+            "implementation": self.implementation.to_json(),
+            "profile": self.profile,
+            "seed": self.seed,
+            "durationSeconds": round(self.duration_s, 3),
+            "scenarios": self.scenarios,
+            "conformant": self.conformant,
+            "incomplete": self.incomplete,
+            **({"notRun": list(self.not_run)} if self.incomplete else {}),
+            "kitErrors": self.kit_errors,
+            "notes": self.notes,
+            **({"transport": self.transport} if self.transport is not None else {}),
+            **({"protocolConformance": self.protocol} if self.protocol is not None else {}),
+            "rules": [r.to_json() for r in self.rules],
+        }

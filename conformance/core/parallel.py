@@ -1,0 +1,114 @@
+"""``run -j N``: the run's units of work on worker processes, merged as if run in one.
+
+Each worker re-creates the adapter from its spec string (in-process adapters
+only: see :func:`parallel_spec`), runs whole units (some fixtures, or one
+rule's property) with a :class:`~conformance.core.runner.Tally` of its own and
+hands back a :class:`~conformance.core.runner.Partial`, which the parent merges
+in plan order. The implementation's log records travel back with it.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import signal
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from conformance.core.adapter import Adapter, AdapterInfo
+
+if TYPE_CHECKING:
+    from conformance.core.runner import Partial, Tally, Unit
+
+__all__ = ["parallel_spec", "run_parallel"]
+
+
+def parallel_spec(adapter: Adapter, spec: str | None) -> bool:
+    """Can workers re-create ``adapter`` from ``spec``? In-process adapters only (see run_suite)."""
+    if spec is None or callable(getattr(adapter, "diagnostics", None)):
+        return False
+    return spec == "reference" or spec.startswith("python:")
+
+
+class _Worker:
+    """The state of one worker process: its own adapter and the run's settings."""
+
+    adapter: ClassVar[Adapter | None] = None
+    info: ClassVar[AdapterInfo | None] = None
+    rule_ids: ClassVar[list[str]] = []
+    report_dir: ClassVar[Path | None] = None
+
+
+def _worker_start(spec: str, rule_ids: list[str], report_dir: str | None) -> None:
+    from conformance.adapters import load_adapter
+    from conformance.core.runner import keep_hypothesis_out_of_the_cwd
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    keep_hypothesis_out_of_the_cwd()
+    _Worker.adapter = load_adapter(spec)
+    _Worker.info = _Worker.adapter.describe()
+    _Worker.rule_ids = rule_ids
+    _Worker.report_dir = Path(report_dir) if report_dir else None
+    root = logging.getLogger()
+    root.handlers = [_ForwardLogs()]
+    root.setLevel(logging.INFO if report_dir else logging.WARNING)
+
+
+class _ForwardLogs(logging.Handler):
+    """A worker's log records, kept to be handed back with its unit's result."""
+
+    records: ClassVar[list[tuple[str, int, str]]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+            if record.exc_info:
+                text += "\n" + logging.Formatter().formatException(record.exc_info)
+        except Exception:
+            text = "<unformattable record>"
+        self.records.append((record.name, record.levelno, text))
+
+
+def _worker_unit(unit: Unit, profile: str, seed: int | None) -> Partial:
+    from conformance.core.runner import Tally
+
+    tally = Tally(_Worker.rule_ids, _Worker.adapter, _Worker.report_dir, _Worker.info)
+    _ForwardLogs.records = []
+    tally.run_unit(unit, profile, seed)
+    part = tally.partial()
+    part.logs = _ForwardLogs.records
+    return part
+
+
+def run_parallel(
+    tally: Tally,
+    units: Sequence[Unit],
+    done: set[int],
+    spec: str,
+    jobs: int,
+    profile: str,
+    seed: int | None,
+    progress: Callable[[str], None],
+) -> None:
+    """Run ``units`` on ``jobs`` worker processes; merge their results into ``tally`` in order."""
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    report_dir = str(tally.report_dir) if tally.report_dir is not None else None
+    pool = context.Pool(jobs, _worker_start, (spec, tally.rule_ids, report_dir))
+    try:
+        pending = {
+            index: pool.apply_async(_worker_unit, (unit, profile, seed))
+            for index, unit in enumerate(units)
+        }
+        for index, unit in enumerate(units):
+            part = pending[index].get()
+            for name, level, text in part.logs:
+                logging.getLogger(name).log(level, "%s", text)
+            tally.merge(part)
+            done.add(index)
+            progress(unit.label)
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
