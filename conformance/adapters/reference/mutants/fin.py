@@ -15,6 +15,7 @@ from reference import Registry, ToolExecution, ToolFailure, ToolResult
 from reference.registry import Prepared, _exception_failure, _finalize
 
 PostOutcome = tuple[ToolResult, bool, Any]
+_ORIGINAL_FINALIZE = regmod._finalize
 
 
 @mutant("FIN-1", "finalizeContent is looked up when the call ends, not snapshotted at its start")
@@ -130,3 +131,20 @@ class SilentAfterThrowingFinalizer(Registry):
         if event == "tools/result" and self._threw:
             return []  # the bug
         return super()._scoped_entries(event, agent)
+
+
+@mutant(
+    "FIN-3",
+    "finalizeContent is handed an assignable result: assigning its fields changes the outcome",
+    replaces="reference.registry:_finalize",
+)
+def finalizer_assigns_fields(finalizer: Any, execution: ToolExecution, result: ToolResult) -> Any:
+    """The finalizer's authority is meant to be its returned content; here it is handed the
+    result in an assignable wrapper that the registry then publishes, so a finalizer that sets
+    ``result.isError`` or ``result.value`` (a top-level write, not one inside the frozen
+    content) rewrites the truth of the outcome."""
+    from conformance.adapters.reference.mutants.res import _AssignableResult
+
+    handed = _AssignableResult(result)
+    published = _ORIGINAL_FINALIZE(lambda e, _: finalizer(e, handed), execution, result)
+    return handed.assigned_onto(published)  # the bug: the finalizer's assignments are kept

@@ -122,3 +122,24 @@ class SkipsParameterValidation(Registry):
             params_validator=Draft202012Validator(True),  # the bug
         )
         return dispose
+
+
+@mutant(
+    "PIPE-3",
+    "the execution every stage shares is a mutable object: a listener can assign its arguments",
+    replaces="reference.registry:ToolExecution",
+)
+@dataclasses.dataclass(eq=False)
+class MutableExecution:
+    """The snapshot is frozen, but the execution holding it is not: a pre-execute listener
+    that assigns ``execution.arguments`` a new object (a top-level write, not one inside the
+    frozen arguments) rewrites the call every later stage and the body run -- policy approved
+    one call and another one ran (as on @deepseek-ai/dsh-tools 0.1.0-rc.8)."""
+
+    token: Any
+    call_id: str
+    name: str
+    arguments: Any  # the bug: an assignable field of a shared, mutable execution
+    signal: Any
+    agent: str | None
+    parent: Any

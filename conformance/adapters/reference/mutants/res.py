@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, cast
 
+import reference.registry as regmod
 from conformance.adapters.reference.mutants._base import mutant
 from reference import Registry, ToolExecution, ToolExecutionInput, ToolResult, failure, text, thaw
 from reference.registry import Listener, Prepared, _settle
@@ -133,3 +134,51 @@ class GuardValueAsMessage(Registry):
             if verdict is not None:
                 return "denied", cast(str, verdict)  # the bug: not necessarily a string
         return None
+
+
+_ORIGINAL_FINALIZE = regmod._finalize
+_RESULT_KEYS = {"is_error": "isError", "additional_contexts": "additionalContexts"}
+
+
+class _AssignableResult:
+    """A finalized result whose top-level fields can be assigned (what it reads as JSON
+    follows the assignments)."""
+
+    def __init__(self, result: ToolResult) -> None:
+        object.__setattr__(self, "_result", result)
+        object.__setattr__(self, "_assigned", {})
+
+    def __getattr__(self, name: str) -> Any:
+        assigned = object.__getattribute__(self, "_assigned")
+        return assigned[name] if name in assigned else getattr(self._result, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._assigned[name] = value  # the bug: nothing refuses the write
+
+    def assigned_onto(self, result: ToolResult) -> Any:
+        """``result`` with this one's assignments (itself, unwrapped, when there are none)."""
+        assigned: dict[str, Any] = object.__getattribute__(self, "_assigned")
+        if not assigned:
+            return result
+        out = _AssignableResult(result)
+        object.__getattribute__(out, "_assigned").update(assigned)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = self._result.to_json()
+        for name, value in self._assigned.items():
+            key = _RESULT_KEYS.get(name, name)
+            out[key] = thaw(value)
+        return out
+
+
+@mutant(
+    "RES-1",
+    "the finalized result is handed on as an assignable object: an observer can set its fields",
+    replaces="reference.registry:_finalize",
+)
+def assignable_after_finalize(finalizer: Any, execution: ToolExecution, result: ToolResult) -> Any:
+    """Deep-freezing the fields but not the object holding them: a tools/result observer that
+    assigns ``result.isError`` or a new ``result.content`` (a top-level write, not one inside
+    the frozen content) changes what every later observer and the caller receive."""
+    return _AssignableResult(_ORIGINAL_FINALIZE(finalizer, execution, result))
