@@ -261,7 +261,11 @@ class View:
 
     def registered_ok(self, key: str) -> bool:
         """Did the set-up registration of ``key`` succeed (per the trace)?"""
-        return any(r.get("key") == key and r.get("ok") for r in self.trace.get("registrations", []))
+        return key in self._registered
+
+    @cached_property
+    def _registered(self) -> set[Any]:
+        return {r.get("key") for r in self.trace.get("registrations", []) if r.get("ok")}
 
     @cached_property
     def lifecycle_static(self) -> bool:
@@ -283,16 +287,23 @@ class View:
 
     def catalog_tool(self, name: str, agent: str | None) -> Mapping[str, Any] | None:
         """The tool spec ``agent`` can reach (directly or from a program), static set-up."""
-        return resolve(
-            (
-                spec
-                for spec in self.tool_specs
-                if spec.get("registered", True)
-                and self.registered_ok(spec.get("key", spec["name"]))
-            ),
-            name,
-            agent,
-        )
+        memo = self._catalog_memo
+        if (name, agent) not in memo:
+            memo[name, agent] = resolve(self._catalog, name, agent)
+        return memo[name, agent]
+
+    @cached_property
+    def _catalog(self) -> list[Mapping[str, Any]]:
+        """The tool specs whose set-up registration succeeded, in scenario order."""
+        return [
+            spec
+            for spec in self.tool_specs
+            if spec.get("registered", True) and self.registered_ok(spec.get("key", spec["name"]))
+        ]
+
+    @cached_property
+    def _catalog_memo(self) -> dict[tuple[str, str | None], Mapping[str, Any] | None]:
+        return {}
 
     def listeners(self, key: str, agent: str | None) -> list[Mapping[str, Any]]:
         """Listeners of a stage that apply to ``agent``'s calls (PRE-8, GUARD-3)."""

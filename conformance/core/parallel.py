@@ -9,8 +9,10 @@ in plan order. The implementation's log records travel back with it.
 
 from __future__ import annotations
 
+import functools
 import logging
 import multiprocessing
+import queue
 import signal
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -91,24 +93,50 @@ def run_parallel(
     seed: int | None,
     progress: Callable[[str], None],
 ) -> None:
-    """Run ``units`` on ``jobs`` worker processes; merge their results into ``tally`` in order."""
+    """Run ``units`` on ``jobs`` worker processes; merge their results into ``tally`` in order.
+
+    Properties go out first (they take longest), fixtures fill the gaps; progress is
+    told as units finish; the merge follows the plan, so the outcome is the same as
+    in one process. Interrupted, the units that finished are merged, the rest are not.
+    """
     methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    method = "forkserver" if "forkserver" in methods else "spawn"
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":  # import the kit once, in the server the workers fork from
+        context.set_forkserver_preload(["conformance.core.runner"])
     report_dir = str(tally.report_dir) if tally.report_dir is not None else None
+    finished: queue.SimpleQueue[tuple[int, Partial | BaseException]] = queue.SimpleQueue()
+    results: dict[int, Partial] = {}
+    order = sorted(range(len(units)), key=lambda i: units[i].rule is None)
     pool = context.Pool(jobs, _worker_start, (spec, tally.rule_ids, report_dir))
     try:
-        pending = {
-            index: pool.apply_async(_worker_unit, (unit, profile, seed))
-            for index, unit in enumerate(units)
-        }
-        for index, unit in enumerate(units):
-            part = pending[index].get()
-            for name, level, text in part.logs:
-                logging.getLogger(name).log(level, "%s", text)
-            tally.merge(part)
-            done.add(index)
-            progress(unit.label)
+        for index in order:
+            pool.apply_async(
+                _worker_unit,
+                (units[index], profile, seed),
+                callback=functools.partial(_put, finished, index),
+                error_callback=functools.partial(_put, finished, index),
+            )
+        for _ in order:
+            index, part = finished.get()
+            if isinstance(part, BaseException):
+                raise part
+            results[index] = part
+            progress(units[index].label)
         pool.close()
     finally:
         pool.terminate()
         pool.join()
+        for index in sorted(results):
+            for name, level, text in results[index].logs:
+                logging.getLogger(name).log(level, "%s", text)
+            tally.merge(results[index])
+            done.add(index)
+
+
+def _put(
+    into: queue.SimpleQueue[tuple[int, Partial | BaseException]],
+    index: int,
+    value: Partial | BaseException,
+) -> None:
+    into.put((index, value))
