@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar, cast
 
-from conformance.core.steps import (
+from conformance.core.steps import (  # re-exported: the step table's names
     MUTATION_OPS,
     MUTATION_TARGETS,
     NEXT_STAGES,
@@ -65,6 +65,7 @@ __all__ = [
     "StageKind",
     "StepKind",
     "decode",
+    "jsonable",
     "load_step_table",
 ]
 
