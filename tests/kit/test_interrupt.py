@@ -76,13 +76,18 @@ def test_a_signal_mid_parallel_run_writes_a_partial_report(tmp_path: Path) -> No
     assert document["incomplete"] is True and document["notRun"]
 
 
+def _run_interrupting(factory: str, report: Path) -> subprocess.CompletedProcess[str]:
+    """``run`` with an adapter of tests/kit/interrupting.py that interrupts itself."""
+    adapter = f"python:tests.kit.interrupting:{factory}"
+    command = _command("run", "-j", "1", "--adapter", adapter, "--report", str(report))
+    return subprocess.run(
+        command, cwd=report.parent, env=_env(), capture_output=True, text=True, timeout=120
+    )
+
+
 def test_a_swallowed_keyboard_interrupt_still_stops_the_run(tmp_path: Path) -> None:
     report = tmp_path / "out"
-    adapter = "python:tests.kit.interrupting:make_swallowing"
-    command = _command("run", "-j", "1", "--adapter", adapter, "--report", str(report))
-    done = subprocess.run(
-        command, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120
-    )
+    done = _run_interrupting("make_swallowing", report)
     assert done.returncode == 130, done.stderr
     document = _report(report)
     assert document["incomplete"] is True
@@ -91,11 +96,7 @@ def test_a_swallowed_keyboard_interrupt_still_stops_the_run(tmp_path: Path) -> N
 
 def test_a_second_interrupt_exits_at_once(tmp_path: Path) -> None:
     report = tmp_path / "out"
-    adapter = "python:tests.kit.interrupting:make_twice"
-    command = _command("run", "-j", "1", "--adapter", adapter, "--report", str(report))
-    done = subprocess.run(
-        command, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120
-    )
+    done = _run_interrupting("make_twice", report)
     assert done.returncode == 130, done.stderr
     assert "interrupted again" in done.stderr
     assert not (report / "report.json").exists()  # it did not wait to write one
