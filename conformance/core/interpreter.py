@@ -7,14 +7,17 @@ Rules of this file:
   it ends a script, the stages it may run in, what it records) is not written
   here: it is read from the step table ``fixtures/schema/steps.json``; this file
   only supplies one handler per step kind and checks at import that the two
-  agree. The golden cases ``fixtures/interpreter/*.json`` pin what it records.
+  agree (the handlers are :mod:`conformance.core.handlers`, the table's loader
+  :mod:`conformance.core.steps`). The golden cases ``fixtures/interpreter/*.json``
+  pin what it records.
   An adapter for a Python registry builds its set-up from :class:`Session`'s
   factories and maps them onto its own API; it never interprets steps itself.
 * Every event in a trace is recorded here, by the kit's own callables, never by
   the implementation under test: what a listener saw and returned, when a body
   entered and settled, each mutation attempt, each observation.
-* How to read the implementation's objects (an execution's call id, its
-  signal, a result's JSON form...) is the :class:`Binding`'s business. The
+* How to read and write the implementation's objects (an execution's call id,
+  its signal, a result's JSON form...) is the :class:`Binding`'s business
+  (:mod:`conformance.core.binding`): the interpreter reaches them only through it. The
   default binding reads the bundled reference's shapes; it builds no abort
   controllers (``new_controller``), since this module imports no
   implementation: the reference adapter's ``ReferenceBinding`` builds the
@@ -29,13 +32,11 @@ implementation produces a failing trace instead of a hang.
 from __future__ import annotations
 
 import asyncio
-import inspect
-import json
-import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final, TypeVar, cast
+from typing import Any, TypeVar
 
+from conformance.core.binding import JSON, Binding, canonical_json, decode, jsonable
+from conformance.core.handlers import ASYNC_STEPS, SYNC_STEPS, _Frame, _Return
 from conformance.core.steps import (  # re-exported: the step table's names
     MUTATION_OPS,
     MUTATION_TARGETS,
@@ -52,6 +53,8 @@ from conformance.core.steps import (  # re-exported: the step table's names
 )
 
 __all__ = [
+    "ASYNC_STEPS",
+    "JSON",
     "MUTATION_OPS",
     "MUTATION_TARGETS",
     "NEXT_STAGES",
@@ -59,214 +62,19 @@ __all__ = [
     "STEPS",
     "STEP_STAGES",
     "STEP_TABLE_PATH",
+    "SYNC_STEPS",
     "Binding",
     "ScriptError",
     "Session",
     "StageKind",
     "StepKind",
+    "canonical_json",
     "decode",
     "jsonable",
     "load_step_table",
 ]
 
-JSON = Any
 _T = TypeVar("_T")
-
-
-class _Return(Exception):
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-
-def decode(value: JSON) -> Any:
-    """Replace ``{"$special": ...}`` markers with the non-JSON values they stand for."""
-    if isinstance(value, Mapping):
-        if set(value) == {"$special"}:
-            return _special(value["$special"])
-        return {k: decode(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [decode(v) for v in value]
-    return value
-
-
-def _special(kind: str) -> Any:
-    if kind == "nan":
-        return math.nan
-    if kind == "infinity":
-        return math.inf
-    if kind == "negative-infinity":
-        return -math.inf
-    if kind == "function":
-        return lambda: None
-    if kind == "cycle":
-        cyclic: dict[str, Any] = {}
-        cyclic["self"] = cyclic
-        return cyclic
-    if kind == "non-string-key":
-        return {1: "one"}
-    if kind == "host-object":
-        return object()
-    raise ScriptError(f"unknown $special {kind!r}")
-
-
-def jsonable(value: Any, _active: frozenset[int] = frozenset()) -> JSON:
-    """Best-effort JSON form of whatever an implementation handed us (for the trace).
-
-    A cycle is recorded as ``{"$special": "cycle"}`` instead of recursing forever.
-    """
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return (
-            value if math.isfinite(value) else {"$special": "nan" if value != value else "infinity"}
-        )
-    if isinstance(value, (Mapping, list, tuple)) and id(value) in _active:
-        return {"$special": "cycle"}
-    if isinstance(value, Mapping):
-        inner = _active | {id(value)}
-        return {str(k): jsonable(v, inner) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        inner = _active | {id(value)}
-        return [jsonable(v, inner) for v in value]
-    to_json = getattr(value, "to_json", None)
-    if callable(to_json):
-        return jsonable(to_json())
-    return {"$special": "host-object", "repr": type(value).__name__}
-
-
-def canonical_json(value: JSON) -> str:
-    """Canonical JSON text: sorted keys, compact separators, non-ASCII characters unescaped."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-class Binding:
-    """How the kit reads, writes and builds an implementation's objects. Override what differs.
-
-    The interpreter reaches an implementation's objects (executions, dispatch
-    views, run contexts, results, approval requests, returned values) *only*
-    through :meth:`read`, :meth:`write`, :meth:`delete` and :meth:`insert`,
-    always with the scenario's own (camelCase) key. Their defaults handle
-    mappings and sequences by item, and any other object by attribute (the
-    key in snake_case: ``callId`` is ``call_id``); a read-only mapping, a
-    tuple or a frozen dataclass raises, and a mutation step records the raise.
-    """
-
-    # -- generic access (every read and write of an implementation object goes through these)
-    def attribute(self, key: str) -> str:
-        """The attribute holding a scenario key on an attribute object (``callId``: ``call_id``)."""
-        return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
-
-    def read(self, obj: Any, key: str | int) -> Any:
-        """``obj``'s field or item ``key``; raises when it has none."""
-        if _is_container(obj):
-            return obj[key]
-        if not isinstance(key, str):
-            raise TypeError(f"{type(obj).__name__} has no item {key!r}")
-        return getattr(obj, self.attribute(key))
-
-    def get(self, obj: Any, key: str) -> Any:
-        """:meth:`read`, or None when ``obj`` has no such field."""
-        try:
-            return self.read(obj, key)
-        except (LookupError, AttributeError, TypeError):
-            return None
-
-    def write(self, obj: Any, key: str | int, value: Any) -> None:
-        """Set ``obj``'s field or item ``key`` (an index past the end of a sequence raises)."""
-        if _is_container(obj):
-            obj[key] = value
-        elif not isinstance(key, str):
-            raise TypeError(f"{type(obj).__name__} has no item {key!r}")
-        else:
-            setattr(obj, self.attribute(key), value)
-
-    def delete(self, obj: Any, key: str | int) -> None:
-        """Remove ``obj``'s field or item ``key`` (a sequence closes the gap; absent: raises)."""
-        if _is_container(obj):
-            del obj[key]
-        elif not isinstance(key, str):
-            raise TypeError(f"{type(obj).__name__} has no item {key!r}")
-        else:
-            delattr(obj, self.attribute(key))
-
-    def insert(self, obj: Any, index: int | None, value: Any) -> None:
-        """Insert ``value`` into the sequence ``obj`` before ``index`` (None: at its end)."""
-        if isinstance(obj, Mapping) or not isinstance(obj, Sequence) or isinstance(obj, str):
-            raise TypeError(f"{type(obj).__name__} is not a sequence")
-        obj.insert(len(obj) if index is None else index, value)  # type: ignore[attr-defined]
-
-    def keys(self, obj: Any) -> list[str]:
-        """The public field names of an object, as the scenario spells them (camelCase)."""
-        if isinstance(obj, Mapping):
-            return [str(k) for k in obj]
-        fields = getattr(obj, "__dataclass_fields__", None)
-        names = list(fields) if fields is not None else list(vars(obj))
-        return [_camel(k) for k in names if not k.startswith("_")]
-
-    # -- executions (also: a dispatch view, a run context, an approval request, a log record)
-    def call_id(self, execution: Any) -> str | None:
-        return _text(self.get(execution, "callId"))
-
-    def tool_name(self, execution: Any) -> str | None:
-        return _text(self.get(execution, "name"))
-
-    def agent(self, execution: Any) -> str | None:
-        return _text(self.get(execution, "agent"))
-
-    def has_parent(self, execution: Any) -> bool:
-        return self.get(execution, "parent") is not None
-
-    def arguments(self, execution: Any) -> Any:
-        return self.get(execution, "arguments")
-
-    def signal(self, execution: Any) -> Any:
-        return self.get(execution, "signal")
-
-    # -- signals
-    def aborted(self, signal: Any) -> bool:
-        return bool(getattr(signal, "aborted", False))
-
-    async def wait_aborted(self, signal: Any) -> None:
-        await signal.wait()
-
-    def new_controller(self) -> Any:
-        """A fresh abort controller of the implementation's own kind (a caller's, a replacement)."""
-        raise NotImplementedError("the binding builds the implementation's abort controllers")
-
-    def controller_signal(self, controller: Any) -> Any:
-        return controller.signal
-
-    def abort(self, controller: Any) -> None:
-        controller.abort("aborted by the scenario")
-
-    # -- results and decisions
-    def result_json(self, result: Any) -> JSON:
-        return jsonable(result)
-
-    def authored_result(self, data: JSON) -> Any:
-        """A wrapper-authored result, from its JSON form."""
-        return decode(data)
-
-    def pre_decision(self, data: JSON) -> Any:
-        return decode(data)
-
-    def post_decision(self, data: JSON) -> Any:
-        return decode(data)
-
-    # -- the body's run context
-    def defer_context(self, ctx: Any, message: Any) -> None:
-        ctx.defer_context(message)
-
-    def conclude_turn(self, ctx: Any) -> None:
-        ctx.conclude_turn()
-
-
-def _text(value: Any) -> str | None:
-    return cast("str | None", value)  # as the implementation gave it (a trace records it)
-
-
-def _is_container(obj: Any) -> bool:
-    return isinstance(obj, (Mapping, Sequence)) and not isinstance(obj, (str, bytes))
 
 
 class _Barrier:
@@ -697,171 +505,3 @@ class Session:
         if barrier.arrived >= barrier.parties:
             barrier.event.set()
         return await self._within(barrier.event.wait())
-
-
-# --------------------------------------------------------------- the step table
-#
-# What each step kind is comes from steps.json; below is one handler per step kind
-# (``return`` is handled by the interpreter itself). A step out of the stages the
-# table allows, or an async step in a synchronous script, is a ScriptError -- a
-# malformed scenario, never blamed on the implementation.
-
-
-@dataclass
-class _Frame:
-    """What one running script can reach."""
-
-    stage: str
-    who: dict[str, Any]
-    execution: Any
-    result: Any = None
-    ctx: Any = None
-    dispatch: Any = None
-    next_: Callable[[], Awaitable[Any]] | None = None
-    keep: str | None = None
-    remembered: list[Any] = field(default_factory=list)
-    restore: list[Callable[[], None]] = field(default_factory=list)
-
-
-async def _next(session: Session, frame: _Frame, remember: bool, give_back: bool) -> None:
-    if remember:
-        if frame.next_ is None:
-            raise ScriptError(f"{frame.stage} has no next()")
-        frame.remembered.append(await frame.next_())
-    if give_back:
-        if not frame.remembered:
-            raise ScriptError("returnNext before callNext")
-        raise _Return(frame.remembered[-1])
-
-
-async def _delegate(session: Session, frame: _Frame, arg: Any) -> None:
-    await _next(session, frame, remember=True, give_back=True)
-
-
-async def _call_next(session: Session, frame: _Frame, arg: Any) -> None:
-    await _next(session, frame, remember=True, give_back=False)
-
-
-async def _return_next(session: Session, frame: _Frame, arg: Any) -> None:
-    await _next(session, frame, remember=False, give_back=True)
-
-
-async def _wait_for_abort(session: Session, frame: _Frame, arg: Any) -> None:
-    signal = session._signal(frame.execution, frame.ctx, frame.dispatch)
-    met = await session._within(session.binding.wait_aborted(signal))
-    session.events.append({**frame.who, "what": "waitForAbort", "met": met})
-
-
-async def _yield(session: Session, frame: _Frame, arg: Any) -> None:
-    for _ in range(int(arg)):
-        await asyncio.sleep(0)
-
-
-async def _barrier(session: Session, frame: _Frame, arg: Any) -> None:
-    met = await session._barrier(arg["name"], arg["parties"])
-    session.events.append({**frame.who, "barrier": arg["name"], "met": met})
-
-
-async def _replace_signal(session: Session, frame: _Frame, arg: Any) -> None:
-    b = session.binding
-    previous = b.read(frame.dispatch, "signal")
-    b.write(frame.dispatch, "signal", b.controller_signal(b.new_controller()))
-    frame.restore.append(_restorer(b, frame.dispatch, previous))
-
-
-async def _defer_context(session: Session, frame: _Frame, arg: Any) -> None:
-    session.binding.defer_context(frame.ctx, decode(arg))
-
-
-async def _conclude_turn(session: Session, frame: _Frame, arg: Any) -> None:
-    session.binding.conclude_turn(frame.ctx)
-
-
-def _throw(session: Session, frame: _Frame, arg: Any) -> None:
-    raise RuntimeError(arg)
-
-
-def _abort(session: Session, frame: _Frame, arg: Any) -> None:
-    execution = frame.execution
-    session.abort_call(session.binding.call_id(execution) if execution is not None else None)
-
-
-def _register(session: Session, frame: _Frame, arg: Any) -> None:
-    session.register_hook(arg)
-
-
-def _dispose(session: Session, frame: _Frame, arg: Any) -> None:
-    session.dispose_hook(arg)
-
-
-def _observe(session: Session, frame: _Frame, arg: Any) -> None:
-    observed = session._observe(arg, frame.execution, frame.result, frame.ctx)
-    session.events.append({**frame.who, "what": arg, "observed": observed})
-
-
-def _mutate(session: Session, frame: _Frame, arg: Any) -> None:
-    raised = session._mutate(frame, arg)
-    where = arg["target"] + "".join(f"[{p!r}]" for p in arg["path"])
-    op = arg.get("op", "assign")
-    event = {**frame.who, "mutate": where, "raised": raised}
-    session.events.append(event if op == "assign" else {**event, "op": op})
-
-
-def _keep(session: Session, frame: _Frame, arg: Any) -> None:
-    frame.keep = str(arg)
-
-
-AsyncStep = Callable[[Session, _Frame, Any], Awaitable[None]]
-SyncStep = Callable[[Session, _Frame, Any], None]
-
-_HANDLERS: Final[Mapping[str, AsyncStep | SyncStep]] = {
-    "delegate": _delegate,
-    "callNext": _call_next,
-    "returnNext": _return_next,
-    "waitForAbort": _wait_for_abort,
-    "yield": _yield,
-    "barrier": _barrier,
-    "replaceSignal": _replace_signal,
-    "deferContext": _defer_context,
-    "concludeTurn": _conclude_turn,
-    "throw": _throw,
-    "abort": _abort,
-    "register": _register,
-    "dispose": _dispose,
-    "observe": _observe,
-    "mutate": _mutate,
-    "keep": _keep,
-}
-
-
-def _split_handlers() -> tuple[Mapping[str, AsyncStep], Mapping[str, SyncStep]]:
-    """The handlers by the table's sync flag; any disagreement with the table fails the import."""
-    if set(_HANDLERS) != set(STEPS) - {"return"}:
-        raise ImportError(f"handlers disagree with the step table: {set(_HANDLERS) ^ set(STEPS)}")
-    asynchronous: dict[str, AsyncStep] = {}
-    synchronous: dict[str, SyncStep] = {}
-    for name, handler in _HANDLERS.items():
-        if inspect.iscoroutinefunction(handler) == STEPS[name].sync:
-            raise ImportError(f"the handler of {name!r} disagrees with the table's sync flag")
-        if STEPS[name].sync:
-            synchronous[name] = handler  # type: ignore[assignment]
-        else:
-            asynchronous[name] = handler  # type: ignore[assignment]
-    return asynchronous, synchronous
-
-
-_SPLIT: Final = _split_handlers()
-ASYNC_STEPS: Final[Mapping[str, AsyncStep]] = _SPLIT[0]
-SYNC_STEPS: Final[Mapping[str, SyncStep]] = _SPLIT[1]
-
-
-def _restorer(binding: Binding, dispatch: Any, previous: Any) -> Callable[[], None]:
-    def restore() -> None:
-        binding.write(dispatch, "signal", previous)
-
-    return restore
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)

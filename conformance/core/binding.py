@@ -1,0 +1,219 @@
+"""How the kit reads, writes and builds an implementation's objects, and the JSON it records.
+
+The interpreter (:mod:`conformance.core.interpreter`) reaches what a callable is
+handed -- executions, dispatch views, run contexts, results, approval requests,
+returned values, the caller's input -- only through a :class:`Binding`. Its
+defaults handle attribute objects, mappings, sequences and read-only views;
+an adapter overrides what its implementation shapes differently.
+:func:`decode` turns a scenario's ``$special`` markers into the values they
+stand for; :func:`jsonable` is the JSON form the trace records of any value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from conformance.core.steps import ScriptError
+
+__all__ = ["JSON", "Binding", "canonical_json", "decode", "jsonable"]
+
+JSON = Any
+
+
+def decode(value: JSON) -> Any:
+    """Replace ``{"$special": ...}`` markers with the non-JSON values they stand for."""
+    if isinstance(value, Mapping):
+        if set(value) == {"$special"}:
+            return _special(value["$special"])
+        return {k: decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    return value
+
+
+def _special(kind: str) -> Any:
+    if kind == "nan":
+        return math.nan
+    if kind == "infinity":
+        return math.inf
+    if kind == "negative-infinity":
+        return -math.inf
+    if kind == "function":
+        return lambda: None
+    if kind == "cycle":
+        cyclic: dict[str, Any] = {}
+        cyclic["self"] = cyclic
+        return cyclic
+    if kind == "non-string-key":
+        return {1: "one"}
+    if kind == "host-object":
+        return object()
+    raise ScriptError(f"unknown $special {kind!r}")
+
+
+def jsonable(value: Any, _active: frozenset[int] = frozenset()) -> JSON:
+    """Best-effort JSON form of whatever an implementation handed us (for the trace).
+
+    A cycle is recorded as ``{"$special": "cycle"}`` instead of recursing forever.
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return (
+            value if math.isfinite(value) else {"$special": "nan" if value != value else "infinity"}
+        )
+    if isinstance(value, (Mapping, list, tuple)) and id(value) in _active:
+        return {"$special": "cycle"}
+    if isinstance(value, Mapping):
+        inner = _active | {id(value)}
+        return {str(k): jsonable(v, inner) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        inner = _active | {id(value)}
+        return [jsonable(v, inner) for v in value]
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        return jsonable(to_json())
+    return {"$special": "host-object", "repr": type(value).__name__}
+
+
+def canonical_json(value: JSON) -> str:
+    """Canonical JSON text: sorted keys, compact separators, non-ASCII characters unescaped."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class Binding:
+    """How the kit reads, writes and builds an implementation's objects. Override what differs.
+
+    The interpreter reaches an implementation's objects (executions, dispatch
+    views, run contexts, results, approval requests, returned values) *only*
+    through :meth:`read`, :meth:`write`, :meth:`delete` and :meth:`insert`,
+    always with the scenario's own (camelCase) key. Their defaults handle
+    mappings and sequences by item, and any other object by attribute (the
+    key in snake_case: ``callId`` is ``call_id``); a read-only mapping, a
+    tuple or a frozen dataclass raises, and a mutation step records the raise.
+    """
+
+    # -- generic access (every read and write of an implementation object goes through these)
+    def attribute(self, key: str) -> str:
+        """The attribute holding a scenario key on an attribute object (``callId``: ``call_id``)."""
+        return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+
+    def read(self, obj: Any, key: str | int) -> Any:
+        """``obj``'s field or item ``key``; raises when it has none."""
+        if _is_container(obj):
+            return obj[key]
+        if not isinstance(key, str):
+            raise TypeError(f"{type(obj).__name__} has no item {key!r}")
+        return getattr(obj, self.attribute(key))
+
+    def get(self, obj: Any, key: str) -> Any:
+        """:meth:`read`, or None when ``obj`` has no such field."""
+        try:
+            return self.read(obj, key)
+        except (LookupError, AttributeError, TypeError):
+            return None
+
+    def write(self, obj: Any, key: str | int, value: Any) -> None:
+        """Set ``obj``'s field or item ``key`` (an index past the end of a sequence raises)."""
+        if _is_container(obj):
+            obj[key] = value
+        elif not isinstance(key, str):
+            raise TypeError(f"{type(obj).__name__} has no item {key!r}")
+        else:
+            setattr(obj, self.attribute(key), value)
+
+    def delete(self, obj: Any, key: str | int) -> None:
+        """Remove ``obj``'s field or item ``key`` (a sequence closes the gap; absent: raises)."""
+        if _is_container(obj):
+            del obj[key]
+        elif not isinstance(key, str):
+            raise TypeError(f"{type(obj).__name__} has no item {key!r}")
+        else:
+            delattr(obj, self.attribute(key))
+
+    def insert(self, obj: Any, index: int | None, value: Any) -> None:
+        """Insert ``value`` into the sequence ``obj`` before ``index`` (None: at its end)."""
+        if isinstance(obj, Mapping) or not isinstance(obj, Sequence) or isinstance(obj, str):
+            raise TypeError(f"{type(obj).__name__} is not a sequence")
+        obj.insert(len(obj) if index is None else index, value)  # type: ignore[attr-defined]
+
+    def keys(self, obj: Any) -> list[str]:
+        """The public field names of an object, as the scenario spells them (camelCase)."""
+        if isinstance(obj, Mapping):
+            return [str(k) for k in obj]
+        fields = getattr(obj, "__dataclass_fields__", None)
+        names = list(fields) if fields is not None else list(vars(obj))
+        return [_camel(k) for k in names if not k.startswith("_")]
+
+    # -- executions (also: a dispatch view, a run context, an approval request, a log record)
+    def call_id(self, execution: Any) -> str | None:
+        return _text(self.get(execution, "callId"))
+
+    def tool_name(self, execution: Any) -> str | None:
+        return _text(self.get(execution, "name"))
+
+    def agent(self, execution: Any) -> str | None:
+        return _text(self.get(execution, "agent"))
+
+    def has_parent(self, execution: Any) -> bool:
+        return self.get(execution, "parent") is not None
+
+    def arguments(self, execution: Any) -> Any:
+        return self.get(execution, "arguments")
+
+    def signal(self, execution: Any) -> Any:
+        return self.get(execution, "signal")
+
+    # -- signals
+    def aborted(self, signal: Any) -> bool:
+        return bool(getattr(signal, "aborted", False))
+
+    async def wait_aborted(self, signal: Any) -> None:
+        await signal.wait()
+
+    def new_controller(self) -> Any:
+        """A fresh abort controller of the implementation's own kind (a caller's, a replacement)."""
+        raise NotImplementedError("the binding builds the implementation's abort controllers")
+
+    def controller_signal(self, controller: Any) -> Any:
+        return controller.signal
+
+    def abort(self, controller: Any) -> None:
+        controller.abort("aborted by the scenario")
+
+    # -- results and decisions
+    def result_json(self, result: Any) -> JSON:
+        return jsonable(result)
+
+    def authored_result(self, data: JSON) -> Any:
+        """A wrapper-authored result, from its JSON form."""
+        return decode(data)
+
+    def pre_decision(self, data: JSON) -> Any:
+        return decode(data)
+
+    def post_decision(self, data: JSON) -> Any:
+        return decode(data)
+
+    # -- the body's run context
+    def defer_context(self, ctx: Any, message: Any) -> None:
+        ctx.defer_context(message)
+
+    def conclude_turn(self, ctx: Any) -> None:
+        ctx.conclude_turn()
+
+
+def _text(value: Any) -> str | None:
+    return cast("str | None", value)  # as the implementation gave it (a trace records it)
+
+
+def _is_container(obj: Any) -> bool:
+    return isinstance(obj, (Mapping, Sequence)) and not isinstance(obj, (str, bytes))
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
