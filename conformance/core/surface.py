@@ -157,16 +157,16 @@ def probe_scenario(cell: Cell, call_id: str = "c0") -> dict[str, Any] | None:
 
     One tool ``probe`` called twice (``call_id``, then ``call_id + "-later"``) with the
     table's probe arguments by agent ``main``; every scripted stage observes the
-    arguments (and the result where it has one); the cell's stage attempts its write,
-    after its keeper stage kept the value it needs. None for a cell whose stage needs a
-    code-mode program (its scenario is the strategies' business).
+    arguments and the execution (and the result where it has one); the cell's stage
+    attempts its write, after its keeper stage kept the value it needs. None for a cell
+    whose stage needs a code-mode program (its scenario is the strategies' business).
     """
     if "code-mode" in cell.capabilities:
         return None
     mutate = [{"mutate": dict(cell.step)}]
 
     def at(stage: str, *, result: bool = False) -> list[dict[str, Any]]:
-        seen: list[dict[str, Any]] = [{"observe": "arguments"}]
+        seen: list[dict[str, Any]] = [{"observe": "arguments"}, {"observe": "execution"}]
         if result:
             seen.append({"observe": "result"})
         return seen + (mutate if cell.stage == stage else [])
@@ -203,7 +203,7 @@ def probe_scenario(cell: Cell, call_id: str = "c0") -> dict[str, Any] | None:
         ],
         "observers": [
             {"id": "first", "steps": at("result", result=True)},
-            {"id": "later", "steps": [{"observe": "arguments"}, {"observe": "result"}]},
+            {"id": "later", "steps": [{"observe": "execution"}, {"observe": "result"}]},
         ],
         "actions": [
             {
