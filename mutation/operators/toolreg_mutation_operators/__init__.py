@@ -60,16 +60,28 @@ def _is_statement(node: NodeOrLeaf) -> bool:
     return node.parent is not None and node.parent.type == "simple_stmt"
 
 
-class DeleteStatement(Operator):  # type: ignore[misc]
-    """Replace one simple statement by ``pass``."""
+class _ToPass(Operator):  # type: ignore[misc]
+    """Replace each statement ``deletes`` accepts by ``pass``."""
+
+    @staticmethod
+    def deletes(node: NodeOrLeaf) -> bool:
+        raise NotImplementedError
 
     def mutation_positions(self, node: NodeOrLeaf) -> Iterator[Position]:
-        if _is_statement(node) and node.type not in _KEPT_TYPES:
+        if _is_statement(node) and self.deletes(node):
             yield (node.start_pos, node.end_pos)
 
     def mutate(self, node: NodeOrLeaf, index: int) -> NodeOrLeaf:
         assert index == 0
         return _pass_like(node)
+
+
+class DeleteStatement(_ToPass):
+    """Replace one simple statement by ``pass``."""
+
+    @staticmethod
+    def deletes(node: NodeOrLeaf) -> bool:
+        return node.type not in _KEPT_TYPES
 
     @classmethod
     def examples(cls) -> Sequence[Example]:
@@ -83,17 +95,13 @@ class DeleteStatement(Operator):  # type: ignore[misc]
         )
 
 
-class DeleteReturn(Operator):  # type: ignore[misc]
+class DeleteReturn(_ToPass):
     """Replace a ``return`` statement by ``pass``."""
 
-    def mutation_positions(self, node: NodeOrLeaf) -> Iterator[Position]:
+    @staticmethod
+    def deletes(node: NodeOrLeaf) -> bool:
         bare = isinstance(node, Keyword) and node.value == "return"
-        if _is_statement(node) and (node.type == "return_stmt" or bare):
-            yield (node.start_pos, node.end_pos)
-
-    def mutate(self, node: NodeOrLeaf, index: int) -> NodeOrLeaf:
-        assert index == 0
-        return _pass_like(node)
+        return node.type == "return_stmt" or bare
 
     @classmethod
     def examples(cls) -> Sequence[Example]:
