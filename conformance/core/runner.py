@@ -74,6 +74,11 @@ Problem = NoTrace  # the former name of "why a scenario produced no trace"
 # -------------------------------------------------------------------- the tally
 
 
+class _PropertyStopped(BaseException):
+    """Ends a property once the implementation failed to answer (a BaseException, so
+    hypothesis neither records it as a failure nor shrinks it)."""
+
+
 @dataclass
 class Partial:
     """What one unit of work (some fixtures, or one property) found: merged into a Tally."""
@@ -256,8 +261,9 @@ class Tally:
             **options,
         )
         # Once the implementation fails to answer (crash, timeout, protocol...), the
-        # property stops calling it: later examples are rejected, never run, so neither
-        # generation nor shrinking replays a failure the report already holds.
+        # property stops calling it and ends at once: no later example is generated,
+        # run or shrunk, so nothing replays a failure the report already holds, and a
+        # harness that keeps hanging costs one deadline per property, not a budget's worth.
         stopped: list[NoTrace] = []
 
         @conf
@@ -265,7 +271,7 @@ class Tally:
         def prop(scenario: dict[str, Any]) -> None:
             scenario = {**scenario, "id": f"generated/{rule_id}"}
             if stopped:
-                hypothesis.reject()
+                raise _PropertyStopped
             if self.missing(scenario):
                 return
             evaluation = self.evaluate(scenario)
@@ -305,8 +311,8 @@ class Tally:
             lead = Failure(message, scenario["id"], path)
             outcome.failures.insert(0, lead)
             self.leads[rule_id] = lead
-        except hypothesis.errors.Unsatisfiable:
-            pass  # every example was skipped or came after a failure to answer: recorded
+        except (hypothesis.errors.Unsatisfiable, _PropertyStopped):
+            pass  # every example was skipped, or the implementation stopped answering: recorded
         except KitError as e:
             self.kit_errors.append(str(e))
         except Exception as e:  # hypothesis itself or a strategy broke: the kit's fault

@@ -118,6 +118,7 @@ def test_a_kit_crash_is_one_line_and_exit_2(
     import importlib
 
     cli = importlib.import_module("conformance.cli.main")
+
     def crash(*args: object, **kwargs: object) -> int:
         raise ZeroDivisionError("a bug in the kit")
 

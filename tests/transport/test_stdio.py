@@ -436,11 +436,6 @@ def test_a_run_against_a_harness_that_keeps_hanging_is_bounded() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="the runner keeps drawing (and rejecting) examples once the implementation stopped "
-    "answering: ~2 s of hypothesis per property after the give-up (issue 12, runner part)",
-)
 def test_the_quick_profile_against_a_harness_that_keeps_hanging_ends_within_a_minute() -> None:
     adapter = StdioAdapter([sys.executable, str(FAKE), "hang-fifth"])  # the default deadlines
     started = time.monotonic()
