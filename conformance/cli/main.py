@@ -185,9 +185,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 # ------------------------------------------------------------------------ run
 
 
-_close = close_adapter
-
-
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from conformance.core.runner import default_jobs, interruptible, run_suite, select_rules
     from conformance.reporting.expectations import load_expectations
@@ -227,7 +224,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     adapter_spec=str(args.adapter),
                 )
         finally:
-            _close(adapter)
+            close_adapter(adapter)
         return _finish_run(args, result, logs, report_dir, expectations, out, err)
 
 
@@ -343,7 +340,7 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
             outcomes.append(_replay_one(adapter, scenario, rule, required, out))
             _note_other_implementation(adapter, document, out)
     finally:
-        _close(adapter)
+        close_adapter(adapter)
     codes = [code for code, _ in outcomes]
     if EXIT_USAGE in codes:
         return EXIT_USAGE
@@ -436,7 +433,7 @@ def _publish(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             adapter, args.dir, spec=args.adapter, profile=args.profile, progress=progress
         )
     finally:
-        _close(adapter)
+        close_adapter(adapter)
     listed = ", ".join(sorted(expectations.expected)) or "none"
     print(f"published {args.dir}: expected failures: {listed}", file=out)
     if not matches:

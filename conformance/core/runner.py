@@ -68,8 +68,6 @@ MAX_FAILURES_KEPT = 3
 SEED_SALT = ""  # see stable_seed
 FIXTURES_PER_UNIT = 12  # fixtures handed to a worker at once (-j N)
 
-Problem = NoTrace  # the former name of "why a scenario produced no trace"
-
 
 # -------------------------------------------------------------------- the tally
 
