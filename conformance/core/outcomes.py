@@ -95,6 +95,8 @@ class RunResult:
     incomplete: bool = False
     not_run: list[str] = field(default_factory=list)
     jobs: int = 1
+    # The attack-surface coverage (conformance.core.surface.coverage), when the run kept it.
+    coverage: dict[str, Any] | None = None
 
     def failing(self, outcome: RuleOutcome) -> bool:
         """Whether this rule's outcome makes the run non-conformant."""
@@ -124,4 +126,5 @@ class RunResult:
             **({"transport": self.transport} if self.transport is not None else {}),
             **({"protocolConformance": self.protocol} if self.protocol is not None else {}),
             "rules": [r.to_json() for r in self.rules],
+            **({"coverage": self.coverage} if self.coverage is not None else {}),
         }

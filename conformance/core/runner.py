@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ from conformance.core.outcomes import Failure, RuleOutcome, RunResult
 from conformance.core.parallel import parallel_spec, run_parallel
 from conformance.core.rules import FOCUS, RULES, Focus
 from conformance.core.scenario import FIXTURES, load_json, validate
+from conformance.core.surface import attempted, cells, coverage, probe_scenario
 from conformance.vocab import Status
 
 __all__ = [
@@ -88,6 +90,7 @@ class Partial:
     skips: list[tuple[str, str, bool]]  # (rule, reason, overwrite) in the order noted
     leads: dict[str, Failure]  # a property's shrunk failure, first in its rule's list
     logs: list[tuple[str, int, str]] = field(default_factory=list)  # (logger, level, text)
+    attempts: Counter[str] = field(default_factory=Counter)  # attack-surface cell -> attempts
 
 
 class Tally:
@@ -114,6 +117,7 @@ class Tally:
         }  # runnable sources per rule
         self.skips: list[tuple[str, str, bool]] = []
         self.leads: dict[str, Failure] = {}
+        self.attempts: Counter[str] = Counter()  # attack-surface cells the traces attempted
 
     # -------------------------------------------------------------- running
 
@@ -139,7 +143,9 @@ class Tally:
         assert self.adapter is not None
         self.scenarios += 1
         try:
-            return evaluate(self.adapter, scenario, rules=self.rule_ids)
+            evaluation = evaluate(self.adapter, scenario, rules=self.rule_ids)
+            self.attempts.update(attempted(evaluation.trace))
+            return evaluation
         finally:
             if interrupted():  # the implementation swallowed the KeyboardInterrupt
                 raise KeyboardInterrupt
@@ -334,12 +340,14 @@ class Tally:
             self.sources,
             self.skips,
             self.leads,
+            attempts=self.attempts,
         )
 
     def merge(self, part: Partial) -> None:
         """Add what a unit found elsewhere, as if it had run here, after what ran so far."""
         self.kit_errors += part.kit_errors
         self.scenarios += part.scenarios
+        self.attempts.update(part.attempts)
         for rid, found in part.outcomes.items():
             outcome = self.outcomes[rid]
             outcome.checks += found.checks
@@ -490,9 +498,33 @@ def load_fixtures(rule_ids: Sequence[str]) -> list[tuple[str, Mapping[str, Any]]
     return out
 
 
-def plan(rule_ids: Sequence[str], per_unit: int = 1) -> list[Unit]:
-    """The run's work in order: the fixtures (``per_unit`` to a unit), then each property."""
+def surface_sweep(
+    rule_ids: Sequence[str], capabilities: Iterable[str]
+) -> list[tuple[str, Mapping[str, Any]]]:
+    """(name, scenario) of the probe of every attack-surface cell the capabilities allow
+    and that threatens a selected rule (see :mod:`conformance.core.surface`).
+
+    Each probe runs as a fixture: judged against every selected rule, its cell's rules
+    counting it as a source. Every profile runs the sweep (about 250 small scenarios),
+    so that every cell is attempted at least once whatever the generators draw.
+    """
+    selected = set(rule_ids)
+    out: list[tuple[str, Mapping[str, Any]]] = []
+    for cell in cells(capabilities):
+        scenario = probe_scenario(cell) if selected & set(cell.rules) else None
+        if scenario is not None:
+            out.append((f"surface/{cell.id}", scenario))
+    return out
+
+
+def plan(
+    rule_ids: Sequence[str], per_unit: int = 1, capabilities: Iterable[str] | None = None
+) -> list[Unit]:
+    """The run's work in order: the fixtures and the attack-surface sweep (``per_unit``
+    to a unit; no sweep when ``capabilities`` is None), then each property."""
     fixtures = load_fixtures(rule_ids)
+    if capabilities is not None:
+        fixtures += surface_sweep(rule_ids, capabilities)
     units: list[Unit] = []
     for start in range(0, len(fixtures), per_unit):
         chunk = fixtures[start : start + per_unit]
@@ -537,7 +569,7 @@ def run_suite(
     rule_ids = select_rules(rules)
     tally = Tally(rule_ids, adapter, report_dir)
     parallel = jobs > 1 and parallel_spec(adapter, adapter_spec)
-    units = plan(rule_ids, FIXTURES_PER_UNIT if parallel else 1)
+    units = plan(rule_ids, FIXTURES_PER_UNIT if parallel else 1, tally.info.capabilities)
     done: set[int] = set()
     try:
         if parallel:
@@ -561,6 +593,7 @@ def run_suite(
         profile=profile,
         seed=seed,
         rules=tally.finish(),
+        coverage=coverage(tally.attempts, tally.info.capabilities, rule_ids),
         kit_errors=tally.kit_errors,
         duration_s=time.monotonic() - started,
         scenarios=tally.scenarios,

@@ -7,12 +7,20 @@ attempt on each, with the rules of SPEC.md each write threatens. A *cell* is one
 so that strategies can aim at it and a report can count it. :func:`cells` lists
 the cells an adapter's capabilities allow, each with the ``mutate`` step that
 attempts it; :func:`gaps` lists the stages where nothing can be attempted yet.
+
+Coverage is read from traces, never from scenarios: a cell counts as *attempted*
+when a trace holds the ``mutate`` event of its write in its stage (whatever
+scenario put it there: a fixture, a generated scenario, the sweep of
+:func:`probe_scenario`). :func:`attempted` counts one trace; :func:`coverage`
+turns the counts of a run into the report's matrix, naming every cell never
+attempted and every cell the adapter's capabilities exclude.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -26,7 +34,9 @@ __all__ = [
     "Cell",
     "Gap",
     "Surface",
+    "attempted",
     "cells",
+    "coverage",
     "gaps",
     "load_surface",
     "probe_scenario",
@@ -60,6 +70,11 @@ class Cell:
     @property
     def id(self) -> str:
         return f"{self.stage}/{self.object}/{self.write}"
+
+    @property
+    def event_key(self) -> tuple[str, str, str]:
+        """(stage, ``mutate`` text, op) of the trace event that attempts this cell."""
+        return (self.stage, mutation_text(self.step), str(self.step.get("op", "assign")))
 
     def keeper_steps(self) -> list[dict[str, Any]]:
         """The keeper stage's script: keep under the cell's name, then its own steps."""
@@ -135,6 +150,74 @@ def _default() -> Surface:
     return load_surface()
 
 
+def mutation_text(step: Mapping[str, Any]) -> str:
+    """How a trace names the object a ``mutate`` step wrote (its event's ``mutate``)."""
+    return str(step["target"]) + "".join(f"[{p!r}]" for p in step["path"])
+
+
+@cache
+def _by_event() -> Mapping[tuple[str, str, str], str]:
+    return {cell.event_key: cell.id for cell in _default().cells}
+
+
+def attempted(trace: Mapping[str, Any] | None) -> Counter[str]:
+    """How often a trace attempts each cell (an event per attempt, whether it raised)."""
+    found: Counter[str] = Counter()
+    if not isinstance(trace, Mapping) or not isinstance(trace.get("events"), list):
+        return found
+    index = _by_event()
+    for event in trace["events"]:
+        if not isinstance(event, Mapping) or "mutate" not in event:
+            continue
+        key = (str(event.get("stage")), str(event["mutate"]), str(event.get("op", "assign")))
+        cell = index.get(key)
+        if cell is not None:
+            found[cell] += 1
+    return found
+
+
+def coverage(
+    counts: Mapping[str, int],
+    capabilities: Iterable[str],
+    rules: Iterable[str] | None = None,
+) -> dict[str, Any]:
+    """The report's coverage section: attempts per cell, by stage and object.
+
+    ``matrix[stage][object][write]`` is the count of every cell the capabilities
+    allow and whose threatened rules the run selected (``rules``; None: all);
+    ``notAttempted`` names those with no attempt. ``excluded`` names each cell the
+    capabilities exclude with the capabilities it needs; ``notSelected`` counts the
+    cells that threaten no selected rule; ``gaps`` are the stages where nothing can
+    be attempted yet, with the reason.
+    """
+    allowed = frozenset(capabilities)
+    selected = None if rules is None else frozenset(rules)
+    matrix: dict[str, dict[str, dict[str, int]]] = {}
+    excluded: dict[str, list[str]] = {}
+    not_selected = 0
+    for cell in _default().cells:
+        if not cell.capabilities <= allowed:
+            excluded[cell.id] = sorted(cell.capabilities - allowed)
+            continue
+        if selected is not None and not selected & set(cell.rules):
+            not_selected += 1
+            continue
+        row = matrix.setdefault(cell.stage, {}).setdefault(cell.object, {})
+        row[cell.write] = int(counts.get(cell.id, 0))
+    ids = [f"{st}/{ob}/{wr}" for st, obs in matrix.items() for ob, ws in obs.items() for wr in ws]
+    never = [i for i in ids if not counts.get(i)]
+    return {
+        "cells": len(ids),
+        "attemptedCells": len(ids) - len(never),
+        "attempts": sum(int(counts.get(i, 0)) for i in ids),
+        "matrix": matrix,
+        "notAttempted": never,
+        "excluded": excluded,
+        "notSelected": not_selected,
+        "gaps": [{"stage": g.stage, "callable": g.callable, "reason": g.reason} for g in gaps()],
+    }
+
+
 def cells(capabilities: Iterable[str] | None = None) -> list[Cell]:
     """The cells an adapter with these capabilities can attempt (None: every cell)."""
     everything = _default().cells
@@ -158,11 +241,12 @@ def probe_scenario(cell: Cell, call_id: str = "c0") -> dict[str, Any] | None:
     One tool ``probe`` called twice (``call_id``, then ``call_id + "-later"``) with the
     table's probe arguments by agent ``main``; every scripted stage observes the
     arguments and the execution (and the result where it has one); the cell's stage
-    attempts its write, after its keeper stage kept the value it needs. None for a cell
-    whose stage needs a code-mode program (its scenario is the strategies' business).
+    attempts its write, after its keeper stage kept the value it needs. A
+    code-dispatch-log cell is attempted by a ``run_code`` program calling ``probe``
+    (see :func:`_code_probe`). None for a cell no scenario can attempt yet.
     """
-    if "code-mode" in cell.capabilities:
-        return None
+    if cell.stage == "code-dispatch-log":
+        return _code_probe(cell, call_id)
     mutate = [{"mutate": dict(cell.step)}]
 
     def at(stage: str, *, result: bool = False) -> list[dict[str, Any]]:
@@ -220,3 +304,49 @@ def probe_scenario(cell: Cell, call_id: str = "c0") -> dict[str, Any] | None:
     if cell.stage == "approval":
         out["approval"] = {"steps": [*mutate, {"return": "allowed-once"}]}
     return out
+
+
+def _code_probe(cell: Cell, call_id: str) -> dict[str, Any]:
+    """A code-mode scenario: two ``run_code`` calls, each calling ``probe`` from its
+    program; the code-dispatch-log listener observes its record, attempts the cell's
+    write and delegates; a second listener and the result observers look after it."""
+    program = {
+        "steps": [
+            {"call": "probe", "arguments": copy.deepcopy(_default().probe_arguments)},
+            {"call": "probe", "arguments": {"again": True}},
+        ]
+    }
+    seen: list[dict[str, Any]] = [{"observe": "execution"}]
+    return {
+        "id": f"surface/{cell.id}",
+        "rules": sorted(set(cell.rules)),
+        "description": f"Attack-surface cell {cell.id}: a code-dispatch-log listener attempts "
+        f"{cell.write} on {cell.object}; a later listener, the observers and a later "
+        "run_code call observe.",
+        "registry": {"mode": "code"},
+        "tools": [
+            {
+                "name": "probe",
+                "description": "A tool a program calls.",
+                "parameters": {"type": "object"},
+                "output": {"schema": {}, "render": "json"},
+                "execute": [{"observe": "arguments"}, {"return": {"k": "a", "v": [1]}}],
+            }
+        ],
+        "codeDispatchLog": [
+            {"id": "first", "steps": [*seen, {"mutate": dict(cell.step)}, {"delegate": True}]},
+            {"id": "later", "steps": [*seen, {"delegate": True}]},
+        ],
+        "observers": [{"id": "log", "steps": [{"observe": "execution"}, {"observe": "result"}]}],
+        "actions": [
+            {
+                "call": {
+                    "callId": c,
+                    "name": "run_code",
+                    "arguments": {"code": json.dumps(program), "description": "a probe"},
+                    "agent": "main",
+                }
+            }
+            for c in (call_id, f"{call_id}-later")
+        ],
+    }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +127,8 @@ def report_markdown(
             lines.append("")
     if result.notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in result.notes] + [""]
+    if result.coverage is not None:
+        lines += coverage_section(result.coverage)
     if result.transport is not None:
         lines += _transport_section(result.transport)
     if result.protocol is not None:
@@ -147,6 +149,50 @@ def report_markdown(
             "",
         ]
     return "\n".join(lines)
+
+
+_WRITES = ("assign", "delete", "add", "append", "splice", "replace")
+
+
+def coverage_section(coverage: Mapping[str, Any]) -> list[str]:
+    """The attack-surface matrix: attempts per stage, object and write; what was not."""
+    lines = [
+        "## Attack-surface coverage",
+        "",
+        f"{coverage['attemptedCells']} of {coverage['cells']} cells attempted "
+        f"({coverage['attempts']} attempts). A cell is one write (a column) a stage's "
+        "callable attempts on one object it is handed (a row), as listed in "
+        "`fixtures/schema/attack-surface.json`; it counts as attempted when a trace holds "
+        "its `mutate` event in that stage. `-`: the write does not apply to the object.",
+        "",
+    ]
+    for stage, objects in coverage["matrix"].items():
+        used = [w for w in _WRITES if any(w in writes for writes in objects.values())]
+        lines += [f"### {stage}", "", "| object | " + " | ".join(used) + " |"]
+        lines.append("|---|" + "---:|" * len(used))
+        for name, writes in objects.items():
+            counts = [str(writes[w]) if w in writes else "-" for w in used]
+            lines.append(f"| {_cell(name)} | " + " | ".join(counts) + " |")
+        lines.append("")
+    never = coverage["notAttempted"]
+    lines.append(
+        f"Not attempted ({len(never)}): " + (", ".join(f"`{c}`" for c in never) or "none.")
+    )
+    lines.append("")
+    excluded = coverage["excluded"]
+    if excluded:
+        lines.append(f"Excluded by the implementation's capabilities ({len(excluded)}):")
+        lines.append("")
+        lines += [f"- `{c}` (needs {', '.join(needs)})" for c, needs in excluded.items()]
+        lines.append("")
+    if coverage.get("notSelected"):
+        lines += [f"Cells threatening no selected rule: {coverage['notSelected']}.", ""]
+    gaps = coverage.get("gaps") or []
+    if gaps:
+        lines += ["Stages where no write can be attempted yet:", ""]
+        lines += [f"- {g['stage']} ({_cell(g['callable'])}): {_cell(g['reason'])}" for g in gaps]
+        lines.append("")
+    return lines
 
 
 def _transport_section(transport: dict[str, Any]) -> list[str]:
@@ -209,6 +255,7 @@ def result_from_json(document: dict[str, Any]) -> RunResult:
         protocol=document.get("protocolConformance"),
         incomplete=bool(document.get("incomplete", False)),
         not_run=list(document.get("notRun", [])),
+        coverage=document.get("coverage"),
     )
 
 
