@@ -47,6 +47,10 @@ def _special(kind: str) -> Any:
         cyclic: dict[str, Any] = {}
         cyclic["self"] = cyclic
         return cyclic
+    if kind == "list-cycle":
+        looped: list[Any] = []
+        looped.append(looped)
+        return looped
     if kind == "non-string-key":
         return {1: "one"}
     if kind == "host-object":

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 __all__ = [
     "FINALIZERS",
+    "NEAR_MISS_KINDS",
     "OPEN_OBJECT",
     "OUTCOMES",
     "TEXT",
@@ -25,6 +26,7 @@ __all__ = [
     "content_blocks",
     "json_values",
     "listener",
+    "near_miss_decisions",
     "outcome_scenario",
     "post_decisions",
     "pre_decisions",
@@ -121,7 +123,16 @@ def arguments() -> st.SearchStrategy[dict[str, Any]]:
 
 
 SPECIALS = st.sampled_from(
-    ["nan", "infinity", "negative-infinity", "function", "cycle", "non-string-key", "host-object"]
+    [
+        "nan",
+        "infinity",
+        "negative-infinity",
+        "function",
+        "cycle",
+        "list-cycle",
+        "non-string-key",
+        "host-object",
+    ]
 )
 
 
@@ -129,8 +140,30 @@ def special() -> st.SearchStrategy[dict[str, str]]:
     return SPECIALS.map(lambda kind: {"$special": kind})
 
 
+#: Decision kinds a pre-execute listener may get *almost* right: case and spacing slips, and
+#: the post-execute or everyday vocabulary. None is a pre-execute kind, so each fails closed
+#: (PRE-6), whether it sorts before ``allow`` or after ``deny`` and with a reason or not.
+NEAR_MISS_KINDS: tuple[str, ...] = (
+    "Allow",
+    "ALLOW",
+    "allow ",
+    "accept",
+    "reject",
+    "block",
+    "refuse",
+)
+
+
+def near_miss_decisions() -> st.SearchStrategy[dict[str, Any]]:
+    """Pre-execute decisions whose kind is a near miss, bare or with a deny's reason / feedback."""
+    return st.tuples(
+        st.sampled_from(NEAR_MISS_KINDS),
+        st.sampled_from([{}, {"reason": "no"}, {"feedback": [{"type": "text", "text": "no"}]}]),
+    ).map(lambda kr: {"kind": kr[0], **kr[1]})
+
+
 def pre_decisions() -> st.SearchStrategy[Any]:
-    """Well-formed and malformed pre-execute decisions."""
+    """Well-formed and malformed pre-execute decisions (near-miss kinds among the malformed)."""
     return st.one_of(
         st.just({"kind": "allow"}),
         st.sampled_from(["no", "policy says no"]).map(lambda r: {"kind": "deny", "reason": r}),
@@ -139,6 +172,7 @@ def pre_decisions() -> st.SearchStrategy[Any]:
         st.sampled_from(
             [None, "allow", {"kind": "deny"}, {"kind": "deny", "reason": ""}, {"kind": "maybe"}, 1]
         ),
+        near_miss_decisions(),
     )
 
 

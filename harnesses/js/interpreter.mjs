@@ -101,6 +101,11 @@ function special(kind) {
       cyclic.self = cyclic
       return cyclic
     }
+    case 'list-cycle': {
+      const looped = []
+      looped.push(looped)
+      return looped
+    }
     case 'non-string-key':
       // JavaScript objects cannot hold the number 1 as a key ({1: "one"} is the
       // lossless {"1": "one"}); the non-string key a JS object can hold is a symbol.

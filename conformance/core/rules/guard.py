@@ -90,21 +90,27 @@ def _monotonic_scenarios(draw: st.DrawFn) -> s.Scenario:
         s.listener(f"guard-{i}", [{"return": draw(verdict)}])
         for i in range(draw(st.integers(1, 3)))
     ]
+    near_miss = s.near_miss_decisions().map(
+        lambda decision: [s.listener("near-miss", [{"return": decision}])]
+    )
     pre = draw(
-        st.sampled_from(
-            [
-                [],
-                [s.listener("allow", [{"return": {"kind": "allow"}}])],
+        st.one_of(
+            st.sampled_from(
                 [
-                    s.listener("outer", [{"delegate": True}]),
-                    s.listener("allow", [{"return": {"kind": "allow"}}]),
-                ],
-                [s.listener("delegating", [{"callNext": True}, {"returnNext": True}])],
-                # A malformed decision must fail closed (PRE-6); a registry that lets such a
-                # call through anyway must still not dispatch it past the guards.
-                [s.listener("malformed", [{"return": {"kind": "deny"}}])],
-                [s.listener("malformed", [{"return": 1}])],
-            ]
+                    [],
+                    [s.listener("allow", [{"return": {"kind": "allow"}}])],
+                    [
+                        s.listener("outer", [{"delegate": True}]),
+                        s.listener("allow", [{"return": {"kind": "allow"}}]),
+                    ],
+                    [s.listener("delegating", [{"callNext": True}, {"returnNext": True}])],
+                    # A malformed decision must fail closed (PRE-6); a registry that lets such a
+                    # call through anyway must still not dispatch it past the guards.
+                    [s.listener("malformed", [{"return": {"kind": "deny"}}])],
+                    [s.listener("malformed", [{"return": 1}])],
+                ]
+            ),
+            near_miss,
         )
     )
     tool = s.tool(name, [{"return": "ran"}], finalizeContent=[{"return": None}])

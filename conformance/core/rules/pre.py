@@ -528,7 +528,13 @@ MALFORMED: list[Steps] = [
 @st.composite
 def _malformed_scenarios(draw: st.DrawFn) -> s.Scenario:
     name = draw(s.NAMES)
-    pre = [s.listener("broken", draw(st.sampled_from(MALFORMED)))]
+    broken = draw(
+        st.one_of(
+            st.sampled_from(MALFORMED),
+            s.near_miss_decisions().map(lambda decision: [{"return": decision}]),
+        )
+    )
+    pre = [s.listener("broken", broken)]
     outer = draw(
         menu_of(
             [

@@ -11,8 +11,10 @@ from typing import Any
 
 from jsonschema.validators import Draft202012Validator
 
+import reference._json as _json
 from conformance.adapters.reference.mutants._base import mutant
 from reference import Registry, ToolResult, ToolSuccess
+from reference._json import FrozenDict, NotLosslessJSON
 from reference.registry import Prepared
 
 
@@ -95,3 +97,41 @@ class CoercesMeta(Registry):
             return super()._normalize(run, value)
         finally:
             run.tool = tool
+
+
+_SCALARS = _json._materialize  # the reference's own, for everything but containers
+
+
+def _materialize_dict_cycles(value: Any, path: str, active: set[int]) -> Any:
+    """The bug of :class:`ListCyclesRecurse`: cycle detection written for objects only."""
+    if isinstance(value, (dict, FrozenDict)):
+        if id(value) in active:
+            raise NotLosslessJSON(path, "cycle")
+        active.add(id(value))
+        try:
+            out: dict[str, Any] = {}
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise NotLosslessJSON(path, f"non-string key {key!r}")
+                out[key] = _materialize_dict_cycles(item, f"{path}.{key}", active)
+        finally:
+            active.discard(id(value))
+        return FrozenDict(out)
+    if isinstance(value, (list, tuple)):  # the bug: an array is never marked active
+        return tuple(
+            _materialize_dict_cycles(item, f"{path}[{i}]", active) for i, item in enumerate(value)
+        )
+    return _SCALARS(value, path, active)
+
+
+@mutant(
+    "OUT-5",
+    "cycle detection covers objects only: an array that contains itself recurses until it raises",
+    replaces="reference._json:_materialize",
+)
+def list_cycles_recurse(value: Any, path: str, active: set[int]) -> Any:
+    """Cycle detection is written for the common case, an object that refers to itself; an
+    array holding itself is walked until the interpreter's recursion limit, and the
+    ``RecursionError`` escapes instead of a clean INVALID_ARGS / INVALID_TOOL_OUTPUT (OUT-5
+    fails; on the arguments' side PIPE-2 reports an error: ``execute`` raised)."""
+    return _materialize_dict_cycles(value, path, active)

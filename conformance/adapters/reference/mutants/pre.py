@@ -246,3 +246,39 @@ class UnscopedListeners(Registry):
 
     def _scoped_entries(self, event: str, agent: str | None) -> list[Callable[..., Awaitable[Any]]]:
         return [e.fn for e in self._listeners[event]]  # the bug: no scope filter
+
+
+_CHECK_PRE_DECISION = regmod._check_pre_decision  # the reference's own check
+
+
+@mutant(
+    "PRE-6",
+    "decision kinds are matched case- and space-insensitively: 'Allow' and 'allow ' allow",
+    replaces="reference.registry:_check_pre_decision",
+)
+def forgiving_kinds(decision: Any) -> Mapping[str, Any]:
+    """"Be liberal in what you accept": a listener's ``Allow`` or ``ALLOW`` is read as the
+    allow it surely meant. A near-miss kind is not a decision of the vocabulary, and a policy
+    slip must fail closed, never widen permissions."""
+    if isinstance(decision, Mapping) and isinstance(decision.get("kind"), str):
+        decision = {**decision, "kind": decision["kind"].strip().lower()}  # the bug
+    return _CHECK_PRE_DECISION(decision)
+
+
+@mutant(
+    "PRE-6",
+    "only the reason is validated: an unknown kind ('accept', 'reject' with a reason) allows",
+    replaces="reference.registry:_check_pre_decision",
+)
+def unknown_kinds_fall_through(decision: Any) -> Mapping[str, Any]:
+    """The check validates what each decision *carries* (a string reason, or none) and the
+    pipeline then switches on ``deny`` and ``ask`` only: any other kind -- ``accept`` from the
+    post-execute vocabulary, ``reject`` or ``refuse`` with a reason -- falls through to allow."""
+    if (
+        isinstance(decision, Mapping)
+        and isinstance(decision.get("kind"), str)
+        and decision["kind"] not in ("deny", "ask")  # the bug: no closed set of kinds
+        and (decision.get("reason") is None or isinstance(decision.get("reason"), str))
+    ):
+        return decision
+    return _CHECK_PRE_DECISION(decision)
