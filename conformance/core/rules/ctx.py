@@ -79,9 +79,18 @@ def CTX_2(view: View) -> Iterator[Verdict]:
         if spec is None:
             continue
         before = executed(spec["execute"], special_defer_raises=False)
-        if "concludeTurn" not in step_kinds(before):
-            continue
         result = call.result
+        kinds = step_kinds(before)
+        if "concludeTurn" not in kinds:
+            if "forward" in kinds or _authored(view, call):
+                continue  # a nested result or a wrapper's own success may carry the mark
+            yield require(
+                result.get("concludesTurn") is not True,
+                call.id,
+                "the body never called concludeTurn (and forwarded no nested result): the "
+                f"result must not carry concludesTurn (isError={call.is_error})",
+            )
+            continue
         if call.is_error:
             yield require(
                 "concludesTurn" not in result,
@@ -91,8 +100,7 @@ def CTX_2(view: View) -> Iterator[Verdict]:
             )
             continue
         returned = any(e.get("stage") == "body" and e.get("at") == "exit" for e in call.events)
-        wrappers = view.listeners("wrappers", call.spec.get("agent"))
-        if not returned or any("return" in step for w in wrappers for step in w["steps"]):
+        if not returned or _authored(view, call):
             continue  # the success may not be the body's own
         yield require(
             result.get("concludesTurn") is True,
@@ -100,6 +108,12 @@ def CTX_2(view: View) -> Iterator[Verdict]:
             "the body called concludeTurn and the call succeeded: the result must carry "
             "concludesTurn: true",
         )
+
+
+def _authored(view: View, call: CallView) -> bool:
+    """A wrapper of this call may return a result of its own (the body's may not stand)."""
+    wrappers = view.listeners("wrappers", call.spec.get("agent"))
+    return any("return" in step for w in wrappers for step in w["steps"])
 
 
 # --------------------------------------------------------------- focus

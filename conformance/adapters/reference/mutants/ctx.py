@@ -93,3 +93,15 @@ class FailureKeepsConcludesTurn(Registry):
             return observe(execution, _marked(result, execution.call_id in self._concluded))
 
         return observer
+
+
+@mutant("CTX-2", "the turn mark defaults to set: every success concludes the turn")
+class EverySuccessConcludes(Registry):
+    """The run's ``concluded`` flag is initialised the wrong way round (or "a tool call ends the
+    turn unless told otherwise"): a plain success that never called ``concludeTurn()`` still
+    carries ``concludesTurn: true`` and stops the agent after one call."""
+
+    async def prepare(self, call: Any) -> Prepared:
+        run = await super().prepare(call)
+        run.concluded = True  # the bug
+        return run
