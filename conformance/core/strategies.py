@@ -156,10 +156,14 @@ NEAR_MISS_KINDS: tuple[str, ...] = (
 
 def near_miss_decisions() -> st.SearchStrategy[dict[str, Any]]:
     """Pre-execute decisions whose kind is a near miss, bare or with a deny's reason / feedback."""
-    return st.tuples(
-        st.sampled_from(NEAR_MISS_KINDS),
-        st.sampled_from([{}, {"reason": "no"}, {"feedback": [{"type": "text", "text": "no"}]}]),
-    ).map(lambda kr: {"kind": kr[0], **kr[1]})
+    carried: list[dict[str, Any]] = [
+        {},
+        {"reason": "no"},
+        {"feedback": [{"type": "text", "text": "no"}]},
+    ]
+    return st.tuples(st.sampled_from(NEAR_MISS_KINDS), st.sampled_from(carried)).map(
+        lambda kr: {"kind": kr[0], **kr[1]}
+    )
 
 
 def pre_decisions() -> st.SearchStrategy[Any]:

@@ -271,10 +271,88 @@ def EXEC_3(view: View) -> Iterator[Verdict]:
 # -------------------------------------------------------------------- EXEC-4
 
 
+def _outer_return(view: View, call: CallView) -> Any:
+    """What the outermost entered wrapper's script returned itself (MISSING: it did not)."""
+    entered = call.entered("wrapper")
+    if not entered or call.threw("wrapper"):
+        return MISSING
+    last = terminal(script_of(view, call, "wrapper", entered[0].get("id")) or [])
+    return last["return"] if last is not None and "return" in last else MISSING
+
+
+def _authored_failure(value: Any) -> str | None:
+    """The message of a wrapper-authored failure (``{isError: true, error: {message}}``)."""
+    if not isinstance(value, Mapping) or value.get("isError") is not True:
+        return None
+    error = value.get("error")
+    message = error.get("message") if isinstance(error, Mapping) else None
+    return message if isinstance(message, str) and message else None
+
+
+def _not_a_result(value: Any) -> bool:
+    """A wrapper's return that no reading makes a result: a number, a string, a list..."""
+    return value is not MISSING and value is not None and not isinstance(value, Mapping)
+
+
+def _returned_failures(view: View, call: CallView) -> Iterator[Verdict]:
+    """A wrapper that *returns* instead of throwing: a non-result, or its own failure."""
+    returned = _outer_return(view, call)
+    message = _authored_failure(returned)
+    if not _not_a_result(returned) and message is None:
+        return
+    if may_abort(view.scenario, call, deadline=True):
+        return
+    if not call.returned:
+        yield require(
+            False,
+            call.id,
+            f"the outermost wrapper returned {returned!r} instead of calling next(): the call "
+            f"must still publish one error result, but execute raised: {call.raised}",
+        )
+        return
+    agent = call.spec.get("agent")
+    problems: list[str] = []
+    if not call.is_error:
+        problems.append("the result is a success")
+    if message is None:
+        spec = resolved_spec(view, call, static_only=True)
+        if spec is not None and "finalizeContent" in spec and call.finalizer_calls != 1:
+            problems.append(f"finalizeContent ran {call.finalizer_calls} times")
+        observers = len(view.listeners("observers", agent))
+        if observers and call.notifications != observers:
+            problems.append(f"{call.notifications / observers:g} tools/result notifications")
+        yield require(
+            not problems,
+            call.id,
+            f"a wrapper returned {returned!r}, not a result: the call must end in exactly one "
+            "published error result: " + "; ".join(problems),
+        )
+        return
+    if not all_passive(view, "postExecute", agent):
+        return
+    if call.is_error and message not in call.message():
+        problems.append(f"the message {call.message()!r} does not carry {message!r}")
+    if view.listeners("postExecute", agent) and not call.entered("post-execute"):
+        problems.append("post-execute was not entered")
+    yield require(
+        not problems,
+        call.id,
+        f"a wrapper returned its own failure ({message!r}) as the dispatch result: it is an "
+        "error carrying that message, and it reaches post-execute like a body's error: "
+        + "; ".join(problems),
+    )
+
+
 @rule("EXEC-4", "Wrapper failures bypass post-execute")
 def EXEC_4(view: View) -> Iterator[Verdict]:
-    """A throwing wrapper: an error, no post-execute, finalizeContent once, one notification."""
+    """A throwing wrapper: an error, no post-execute, finalizeContent once, one notification.
+
+    A wrapper that returns a non-result fails the call the same way (post-execute is then the
+    registry's choice); a failure it returns as its result is the dispatch result: its message
+    stands and post-execute sees it.
+    """
     for call in view.calls:
+        yield from _returned_failures(view, call)
         if not call.returned:
             continue
         if not call.threw("wrapper"):
@@ -480,6 +558,9 @@ def _authored_scenarios(draw: st.DrawFn) -> dict[str, Any]:
 focus("EXEC-3", _authored_scenarios(), "presentation")
 
 
+AUTHORED_FAILURE: Mapping[str, Any] = {"isError": True, "error": {"message": "quota exceeded"}}
+
+
 @st.composite
 def _throwing_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     name = draw(s.NAMES)
@@ -489,6 +570,13 @@ def _throwing_scenarios(draw: st.DrawFn) -> dict[str, Any]:
                 [{"throw": "wrapper broke"}],
                 [{"callNext": True}, {"throw": "wrapper broke after next"}],
                 [{"observe": "signal"}, {"throw": "wrapper broke"}],
+                # returning instead of throwing: a non-result, or the wrapper's own failure
+                [{"return": 42}],
+                [{"callNext": True}, {"return": 42}],
+                [{"callNext": True}, {"return": ["not", "a", "result"]}],
+                [{"return": AUTHORED_FAILURE}],
+                [{"observe": "arguments"}, {"return": AUTHORED_FAILURE}],
+                [{"callNext": True}, {"return": AUTHORED_FAILURE}],
             ]
         )
     )

@@ -140,3 +140,42 @@ async def timeout_reported_as_abort(
     if controller.signal.aborted:  # the bug: the deadline is reported as a cancellation
         return failure("the call was cancelled", ErrorCode.ABORTED.value, name="ToolAbortedError")
     return result
+
+
+@mutant("EXEC-4", "a wrapper's own failure is not recognised: it becomes a wrapper failure")
+class AuthoredFailureNotRecognised(Registry):
+    """Only authored *successes* are looked for: a quota wrapper that answers
+    ``{isError: true, error: {message}}`` without calling ``next()`` is taken for a broken
+    wrapper, so its failure skips post-execute and loses its own message."""
+
+    def _normalize_authored(self, run: Prepared, result: Any) -> ToolResult:
+        if isinstance(result, Mapping) and result.get("isError") is True:
+            raise TypeError(f"tools/execute wrapper returned {result!r}, not a result")  # the bug
+        return super()._normalize_authored(run, result)
+
+
+@mutant("EXEC-4", "a wrapper's non-result (42) is passed on unchecked: the call has no result")
+class NonResultPassedOn(Registry):
+    """The registry trusts a wrapper to return a result and forgets the type check: a wrapper
+    answering ``42`` leaves the run without a result, and ``execute`` raises instead of
+    publishing one error."""
+
+    def _normalize_authored(self, run: Prepared, result: Any) -> ToolResult:
+        if isinstance(result, Mapping) or hasattr(result, "is_error"):
+            return super()._normalize_authored(run, result)
+        return result  # type: ignore[no-any-return]  # the bug: no TypeError
+
+
+@mutant(
+    "EXEC-4",
+    "a wrapper's non-result is taken as the tool's value: the call succeeds",
+    name="non-result-is-a-value",
+)
+class NonResultIsAValue(Registry):
+    """A "whatever the wrapper hands back is the output" registry: ``42`` from a broken wrapper is
+    normalized as if the body had returned it, and a broken pipeline reports a success."""
+
+    def _normalize_authored(self, run: Prepared, result: Any) -> ToolResult:
+        if isinstance(result, Mapping) or hasattr(result, "is_error"):
+            return super()._normalize_authored(run, result)
+        return self._normalize(run, result)  # the bug

@@ -257,8 +257,8 @@ _CHECK_PRE_DECISION = regmod._check_pre_decision  # the reference's own check
     replaces="reference.registry:_check_pre_decision",
 )
 def forgiving_kinds(decision: Any) -> Mapping[str, Any]:
-    """A "be liberal in what you accept" registry: a listener's ``Allow`` or ``ALLOW`` is read as the
-    allow it surely meant. A near-miss kind is not a decision of the vocabulary, and a policy
+    """A "be liberal in what you accept" registry: a listener's ``Allow`` or ``ALLOW`` is read
+    as the allow it surely meant. A near-miss kind is not a decision of the vocabulary, and a policy
     slip must fail closed, never widen permissions."""
     if isinstance(decision, Mapping) and isinstance(decision.get("kind"), str):
         decision = {**decision, "kind": decision["kind"].strip().lower()}  # the bug
