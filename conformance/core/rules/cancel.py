@@ -174,7 +174,7 @@ def CANCEL_2(view: View) -> Iterator[Verdict]:
             )
             stages = sorted(
                 {str(e.get("stage")) for e in call.events}
-                & {"pre-execute", "approval", "guard", "body"}
+                & {"pre-execute", "approval", "guard", "wrapper", "body", "post-execute"}
             )
             problems = []
             # FIN-4: when finalizeContent threw, which error is published is the registry's choice.
@@ -182,7 +182,8 @@ def CANCEL_2(view: View) -> Iterator[Verdict]:
                 problems.append(f"code must be one of {sorted(allowed)}, got {call.code}")
             if stages:
                 problems.append(
-                    "an already-aborted entry must skip every policy stage and the body; entered "
+                    "an already-aborted entry must skip every stage up to finalizeContent (policy, "
+                    "wrappers, the body, post-execute); entered "
                     f"{stages}"
                 )
             if call.notifications != observers:
@@ -384,6 +385,9 @@ def _before_scenarios(draw: st.DrawFn) -> s.Scenario:
         call["abortBefore"] = True
         extra["preExecute"] = [s.listener("policy", [decision])]
         extra["guards"] = [s.listener("guard", [{"return": None}])]
+        # the later stages too: none of them may run for an already-aborted entry
+        extra["wrappers"] = [s.listener("wrap", [{"observe": "signal"}, {"delegate": True}])]
+        extra["postExecute"] = [s.listener("post", [{"observe": "result"}, {"delegate": True}])]
     elif where == "pre-execute":
         extra["preExecute"] = [s.listener("policy", [{"abort": True}, decision])]
     elif where == "approval":

@@ -98,3 +98,14 @@ class RacesTheBody(Registry):
         if body not in done:  # the bug: the body is abandoned
             run.body_entered = True
             run.outcome, run.result = "dispatched", _code_failure(ErrorCode.ABORTED, "abandoned")
+
+
+@mutant("CANCEL-2", "a pre-aborted call is noticed but not ended: wrappers and post-execute run")
+class PreAbortedNotEnded(Registry):
+    """The entry check sees the aborted signal and skips the policy stages, but forgets to end
+    the run there: the call goes on to the ``tools/execute`` wrappers, whose body check answers
+    ``ABORTED_BEFORE_DISPATCH``, and that result is then shown to post-execute -- stages a
+    cancelled call must never reach."""
+
+    def _cancelled(self, run: Prepared) -> bool:
+        return run.execution.signal.aborted  # the bug: the run is not ended here
