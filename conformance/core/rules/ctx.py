@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -12,12 +13,14 @@ from conformance.core.model import CallView, View
 from conformance.core.rules import focus
 from conformance.core.rules._base import Verdict, require, rule
 from conformance.core.rules._facts import (
+    all_passive,
     content_blocks,
     executed,
     has_special,
     resolved_spec,
     step_kinds,
 )
+from conformance.vocab import RUN_CODE
 
 
 def _body_settled(call: CallView) -> bool:
@@ -40,10 +43,61 @@ def _post_blocked_or_failed(call: CallView) -> bool:
     return False
 
 
+def _nested_deferred(view: View, call: CallView) -> list[Any] | None:
+    """What the nested calls of a ``run_code`` call deferred, in order (None: not judged).
+
+    The nested calls are the sub-dispatches (body events with a parent) of the scenario's only
+    model-direct call; each one's deferred contexts are those its body ran before settling.
+    """
+    if call.spec["name"] != RUN_CODE or len(view.calls) != 1 or not call.returned:
+        return None
+    agent = call.spec.get("agent")
+    if not all_passive(view, "postExecute", agent) or call.finalizer_threw():
+        return None
+    deferred: list[Any] = []
+    for event in view.trace.get("events", []):
+        if event.get("stage") != "body" or event.get("at") not in ("exit", "throw"):
+            continue
+        if event.get("hasParent") is not True:
+            continue
+        spec = view.catalog_tool(str(event.get("tool")), agent)
+        if spec is None:
+            return None
+        steps = executed(spec["execute"], special_defer_raises=False)
+        if "forward" in step_kinds(steps):
+            return None
+        deferred += [step["deferContext"] for step in steps if "deferContext" in step]
+    return None if has_special(deferred) else deferred
+
+
+def _in_order(wanted: list[Any], got: list[Any]) -> bool:
+    """``wanted`` is a subsequence of ``got``."""
+    rest = iter(got)
+    return all(any(item == have for have in rest) for item in wanted)
+
+
+def _nested_contexts(view: View) -> Iterator[Verdict]:
+    """Contexts deferred by a run_code program's sub-dispatches ride the run_code result."""
+    if view.mode == "native":
+        return
+    for call in view.calls:
+        deferred = _nested_deferred(view, call)
+        if not deferred:
+            continue
+        got = (call.result or {}).get("additionalContexts", [])
+        yield require(
+            isinstance(got, list) and _in_order(deferred, got),
+            call.id,
+            f"the program's sub-dispatches deferred {deferred!r}; they must ride the run_code "
+            f"result's additionalContexts in order (isError={call.is_error}), got {got!r}",
+        )
+
+
 @rule("CTX-1", "Deferred context")
 def CTX_1(view: View) -> Iterator[Verdict]:
     """Deferred contexts ride the execution's own result, in call order -- even after a throw or
-    abort."""
+    abort; those of nested calls ride the outer result."""
+    yield from _nested_contexts(view)
     for call in view.calls:
         if not call.returned or not call.body_entered or not _body_settled(call):
             continue
@@ -173,5 +227,23 @@ def _context_scenarios(draw: st.DrawFn, conclude: bool) -> s.Scenario:
     return s.scenario("generated/CTX", [tool], calls, **extra)
 
 
-focus("CTX-1", _context_scenarios(False))
+@st.composite
+def _program_scenarios(draw: st.DrawFn) -> s.Scenario:
+    """Code Mode: a run_code program calls tools whose bodies defer contexts (nested calls)."""
+    endings: list[list[dict[str, Any]]] = [[{"return": {}}], [{"return": "ok"}], [{"throw": "no"}]]
+    ending = draw(st.sampled_from(endings))
+    tools = [s.tool("note", [*draw(CONTEXTS), *ending]), s.tool("plain", [{"return": "ok"}])]
+    names = draw(st.lists(st.sampled_from(["note", "plain"]), min_size=1, max_size=3))
+    code = json.dumps({"steps": [{"call": name, "arguments": {}} for name in names]})
+    extra: dict[str, Any] = {
+        "observers": [s.listener("observer", [])],
+        "registry": {"mode": "code"},
+    }
+    if draw(st.booleans()):
+        extra["postExecute"] = [s.listener("post", [{"delegate": True}])]
+    call = s.call("c0", RUN_CODE, {"code": code, "description": "a program"}, agent=draw(s.AGENTS))
+    return s.scenario("generated/CTX-nested", tools, [{"call": call}], **extra)
+
+
+focus("CTX-1", st.one_of(_context_scenarios(False), _program_scenarios()))
 focus("CTX-2", _context_scenarios(True))

@@ -10,7 +10,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.adapters.reference.mutants._base import mutant
-from reference import Registry, ToolExecution, ToolFailure, ToolResult
+from reference import (
+    Registry,
+    ToolCallError,
+    ToolExecution,
+    ToolExecutionInput,
+    ToolFailure,
+    ToolResult,
+    ToolSuccess,
+)
+from reference._json import thaw
+from reference.code_mode import CodeSdk
 from reference.registry import Listener, Prepared
 
 
@@ -105,3 +115,31 @@ class EverySuccessConcludes(Registry):
         run = await super().prepare(call)
         run.concluded = True  # the bug
         return run
+
+
+@mutant(
+    "CTX-1",
+    "the contexts a run_code sub-dispatch deferred are not ferried into the run_code result",
+    replaces="reference.code_mode:CodeSdk",
+)
+class SubDispatchContextsDropped(CodeSdk):
+    """A sub-dispatch's result goes to the program, and with it (so the registry assumes)
+    everything it carries: the program receives the value, and the contexts the nested body
+    deferred never reach the model."""
+
+    async def call(self, name: str, arguments: Any) -> Any:
+        self._count += 1
+        call_id = f"{self._outer.call_id}:code:{self._count}"
+        call = ToolExecutionInput(
+            call_id=call_id,
+            name=name,
+            arguments=arguments,
+            signal=self._signal,
+            agent=self._outer.agent,
+            parent=self._outer.token,
+        )
+        result = await self._registry.execute(call)
+        await self._log(call_id, name, result)  # the bug: result.additional_contexts dropped
+        if isinstance(result, ToolSuccess):
+            return thaw(result.value)
+        raise ToolCallError(name, result.message)
