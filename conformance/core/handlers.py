@@ -112,7 +112,7 @@ def _throw(session: Session, frame: _Frame, arg: Any) -> None:
 
 def _abort(session: Session, frame: _Frame, arg: Any) -> None:
     execution = frame.execution
-    session.abort_call(session.binding.call_id(execution) if execution is not None else None)
+    session.abort_call(session.call_of(execution) if execution is not None else None)
 
 
 def _register(session: Session, frame: _Frame, arg: Any) -> None:

@@ -77,6 +77,10 @@ __all__ = [
 _T = TypeVar("_T")
 
 
+def _calls(action: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [action["call"]] if "call" in action else list(action.get("batch", []))
+
+
 class _Barrier:
     def __init__(self, parties: int) -> None:
         self.parties = parties
@@ -101,6 +105,11 @@ class Session:
         self.caller_inputs: dict[str, Any] = {}
         #: Values scripts returned under a ``keep`` name (a later ``mutate`` target ``kept``).
         self.kept: dict[str, Any] = {}
+        #: Call ids a stage wrote onto the execution it was handed (a write that took effect;
+        #: None: it deleted the field), each with the scenario's call it was written on: events
+        #: are attributed to the call the scenario made, never to what an implementation object
+        #: says afterwards. An id the scenario itself names is never taken as forged.
+        self.forged_ids: dict[str | None, str] = {}
         self.register_hook: Callable[[str], None] = lambda key: None
         self.dispose_hook: Callable[[str], None] = lambda key: None
 
@@ -121,6 +130,18 @@ class Session:
         """Remember the input object the adapter built for a call (``mutate`` target ``caller``)."""
         self.caller_inputs[call_id] = call_input
         return call_input
+
+    def call_of(self, execution: Any) -> str | None:
+        """The scenario's call an execution belongs to (its call id, unless a stage forged it)."""
+        call_id = self.binding.call_id(execution)
+        return self.forged_ids.get(call_id, call_id)
+
+    def _forged(self, frame: _Frame, value: Any) -> None:
+        original = frame.who.get("call")
+        named = {c.get("callId") for a in self.scenario.get("actions", []) for c in _calls(a)}
+        forged = value if isinstance(value, str) else None
+        if isinstance(original, str) and forged not in named:
+            self.forged_ids[forged] = original
 
     def abort_call(self, call_id: str | None) -> None:
         controller = self.controllers.get(call_id or "")
@@ -302,7 +323,7 @@ class Session:
         b = self.binding
         event: dict[str, Any] = {"stage": stage, "id": ident}
         if execution is not None:
-            call_id = b.call_id(execution)
+            call_id = self.call_of(execution)
             if call_id is not None:
                 event["call"] = call_id
                 event["tool"] = b.tool_name(execution)
@@ -395,8 +416,7 @@ class Session:
         holder = ctx if ctx is not None else dispatch if dispatch is not None else execution
         signal = self.binding.signal(holder)
         if signal is None:  # e.g. an approval request without a signal: the caller's
-            call_id = self.binding.call_id(execution)
-            controller = self.controllers.get(call_id or "")
+            controller = self.controllers.get(self.call_of(execution) or "")
             if controller is None:
                 raise ScriptError("no signal to wait on")
             signal = self.binding.controller_signal(controller)
@@ -468,6 +488,8 @@ class Session:
                 b.delete(root, key)
                 for offset, item in enumerate(value):
                     b.insert(root, key + offset, item)
+            if target == "execution" and path == ["callId"] and op in ("assign", "delete"):
+                self._forged(frame, value if op == "assign" else None)
             return False
         except ScriptError:
             raise
@@ -477,9 +499,9 @@ class Session:
     def _mutation_root(self, target: str, holder: Any, result: Any, path: list[Any]) -> Any:
         b = self.binding
         if target == "caller-arguments":
-            return self.caller_arguments[b.call_id(holder) or ""]
+            return self.caller_arguments[self.call_of(holder) or ""]
         if target == "caller":
-            return self.caller_inputs[b.call_id(holder) or ""]
+            return self.caller_inputs[self.call_of(holder) or ""]
         if target == "arguments":
             return b.read(holder, "arguments")
         if target in ("execution", "request"):

@@ -401,6 +401,13 @@ export class Session {
     this.callerInputs = new Map()
     /** Values scripts returned under a `keep` name (a later `mutate` target `kept`). */
     this.kept = new Map()
+    /**
+     * Call ids a stage wrote onto the execution it was handed (a write that took effect; null:
+     * it deleted the field), each with the scenario's call it was written on: events are
+     * attributed to the call the scenario made, never to what an implementation object says
+     * afterwards. An id the scenario itself names is never taken as forged.
+     */
+    this.forgedIds = new Map()
     this.registerHook = () => {}
     this.disposeHook = () => {}
     /** ScriptErrors seen while running (a scenario or harness bug: the run is `errored`). */
@@ -423,6 +430,19 @@ export class Session {
   trackCaller(callId, input) {
     this.callerInputs.set(callId, input)
     return input
+  }
+
+  /** The scenario's call an execution belongs to (its call id, unless a stage forged it). */
+  callOf(execution) {
+    const callId = this.binding.callId(execution) ?? null
+    return this.forgedIds.has(callId) ? this.forgedIds.get(callId) : callId
+  }
+
+  forged(frame, value) {
+    const original = frame.who.call
+    const named = new Set((this.scenario?.actions ?? []).flatMap((a) => (a.call ? [a.call] : a.batch ?? [])).map((c) => c.callId))
+    const forged = typeof value === 'string' ? value : null
+    if (typeof original === 'string' && !named.has(forged)) this.forgedIds.set(forged, original)
   }
 
   abortCall(callId) {
@@ -562,7 +582,7 @@ export class Session {
     const b = this.binding
     const event = { stage, id: ident }
     if (execution !== undefined && execution !== null) {
-      const callId = b.callId(execution)
+      const callId = this.callOf(execution)
       if (callId !== null && callId !== undefined) {
         event.call = callId
         event.tool = b.toolName(execution)
@@ -647,7 +667,7 @@ export class Session {
     let signal = this.binding.signal(holder)
     if (signal === undefined || signal === null) {
       // e.g. a callable without a signal of its own: the caller's
-      const controller = this.controllers.get(this.binding.callId(execution) ?? '')
+      const controller = this.controllers.get(this.callOf(execution) ?? '')
       if (controller === undefined) throw new ScriptError('no signal to wait on')
       signal = this.binding.controllerSignal(controller)
     }
@@ -713,6 +733,9 @@ export class Session {
         b.delete(root, key)
         value.forEach((item, offset) => b.insert(root, key + offset, item))
       }
+      if (target === 'execution' && path.length === 1 && path[0] === 'callId' && (op === 'assign' || op === 'delete')) {
+        this.forged(frame, op === 'assign' ? value : null)
+      }
       return false
     } catch (e) {
       if (e instanceof ScriptError) throw e
@@ -728,9 +751,9 @@ export class Session {
     }
     switch (target) {
       case 'caller-arguments':
-        return known(this.callerArguments, b.callId(holder) ?? '')
+        return known(this.callerArguments, this.callOf(holder) ?? '')
       case 'caller':
-        return known(this.callerInputs, b.callId(holder) ?? '')
+        return known(this.callerInputs, this.callOf(holder) ?? '')
       case 'arguments':
         return b.read(holder, 'arguments')
       case 'execution':
@@ -845,7 +868,7 @@ const HANDLERS = {
   },
   abort(session, frame) {
     const execution = frame.execution
-    session.abortCall(execution !== undefined && execution !== null ? session.binding.callId(execution) : null)
+    session.abortCall(execution !== undefined && execution !== null ? session.callOf(execution) : null)
   },
   register(session, frame, arg) {
     session.registerHook(arg)
