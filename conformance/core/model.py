@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from conformance.core.scenario import mutates_registry
-from conformance.vocab import STAGES, mode_of
+from conformance.vocab import STAGES, is_action_timeout, mode_of
 
 __all__ = ["MISSING", "STAGES", "CallView", "View", "resolve"]
 
@@ -58,6 +58,14 @@ class CallView:
     @property
     def returned(self) -> bool:
         return self.result is not None
+
+    def raised_instead(self) -> str | None:
+        """What the call raised instead of publishing a result (None: it returned, or it
+        hit the per-action deadline -- a timeout, not an answer). A rule that requires a
+        published result fails on it, with this message (issue 11)."""
+        if self.result is not None or self.raised is None or is_action_timeout(self.raised):
+            return None
+        return str(self.raised)
 
     @property
     def is_error(self) -> bool:

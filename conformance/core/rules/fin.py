@@ -159,9 +159,18 @@ def FIN_3(view: View) -> Iterator[Verdict]:
 def FIN_4(view: View) -> Iterator[Verdict]:
     """A throwing finalizer still yields exactly one published and returned result."""
     for call in view.calls:
-        if not call.returned or not call.finalizer_threw():
+        if not call.finalizer_threw():
             continue
-        if resolved_spec(view, call) is None:
+        raised = call.raised_instead()
+        if raised is not None:  # execute raised: no result was published or returned
+            yield require(
+                False,
+                call.id,
+                "after a throwing finalizer the registry must still publish and return exactly "
+                f"one result; execute raised instead: {raised}",
+            )
+            continue
+        if not call.returned or resolved_spec(view, call) is None:
             continue
         observers = len(observers_for(view, call))
         seen = call.notifications

@@ -148,3 +148,23 @@ def finalizer_assigns_fields(finalizer: Any, execution: ToolExecution, result: T
     handed = _AssignableResult(result)
     published = _ORIGINAL_FINALIZE(lambda e, _: finalizer(e, handed), execution, result)
     return handed.assigned_onto(published)  # the bug: the finalizer's assignments are kept
+
+
+@mutant(
+    "FIN-4",
+    "execute raises the finalizer's exception instead of publishing a result",
+    replaces="reference.registry:_finalize",
+)
+def finalizer_error_propagates(
+    finalizer: Callable[[ToolExecution, ToolResult], Any],
+    execution: ToolExecution,
+    result: ToolResult,
+) -> ToolResult:
+    """Tempting: "A broken finalizer is a bug; let it surface": the exception escapes
+    ``execute``, so no result is published or returned and the caller loses the call --
+    exactly what FIN-4 forbids. The kit must report FIN-4 ``fail``, not an ``error`` of the
+    implementation."""
+    content = finalizer(execution, result)  # the bug: nothing catches a throw
+    if content is None:
+        return result
+    return _ORIGINAL_FINALIZE(lambda e, r: content, execution, result)
