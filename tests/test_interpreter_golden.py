@@ -60,6 +60,7 @@ class Obj:
     _frozen: bool
     _deferred: list[Any]
     _concluded: int
+    _forwarded: list[Any]
     _keys: list[str]
 
     def __init__(self, fields: Mapping[str, Any], frozen: bool = False) -> None:
@@ -68,6 +69,7 @@ class Obj:
         object.__setattr__(self, "_frozen", frozen)
         object.__setattr__(self, "_deferred", [])
         object.__setattr__(self, "_concluded", 0)
+        object.__setattr__(self, "_forwarded", [])
 
     def __setattr__(self, key: str, value: Any) -> None:
         if self._frozen:
@@ -84,6 +86,9 @@ class Obj:
 
     def conclude_turn(self) -> None:
         object.__setattr__(self, "_concluded", self._concluded + 1)
+
+    def forward(self, result: Any) -> None:
+        self._forwarded.append(jsonable(result))
 
 
 class Result(Obj):
@@ -122,6 +127,8 @@ class Runner:
         self.contexts: list[Obj] = []
         self.session.register_hook = lambda key: self.hooks.append(["register", key])
         self.session.dispose_hook = lambda key: self.hooks.append(["dispose", key])
+        self.nested: list[list[Any]] = []
+        self.session.nested_call = self.nested_call
         for call in case.get("callers", []):
             _, arguments = self.session.caller(call)
             given = {"call_id": call["callId"], "name": call["name"], "arguments": arguments}
@@ -171,6 +178,15 @@ class Runner:
         if spec.get("shape") == "mapping":
             return MappingProxyType(data) if frozen else data
         return Result(data, frozen)
+
+    async def nested_call(self, ctx: Any, call_id: str, name: str, arguments: Any) -> Any:
+        """A ``forward`` step's nested call: recorded, answered by the case's ``nested``."""
+        answers = self.case.get("nested", [])
+        answer = answers[len(self.nested)]
+        self.nested.append([call_id, name, jsonable(arguments)])
+        if "throw" in answer:
+            raise RuntimeError(answer["throw"])
+        return self.result(answer["result"])
 
     def next_(self, answers: list[Mapping[str, Any]]) -> Callable[[], Awaitable[Any]]:
         queue = list(answers)
@@ -262,6 +278,11 @@ def run_case(case: Mapping[str, Any]) -> dict[str, Any]:
             "deferred": [jsonable(m) for c in runner.contexts for m in c._deferred],
             "concluded": sum(c._concluded for c in runner.contexts),
         }
+        forwarded = [r for c in runner.contexts for r in c._forwarded]
+        if forwarded:
+            out["context"]["forwarded"] = forwarded
+    if runner.nested:
+        out["nestedCalls"] = runner.nested
     b = runner.session.binding
     if case.get("callers"):
         out["aborted"] = {
@@ -361,7 +382,7 @@ def test_recorded_events_match_the_tables_records() -> None:
         for name, step in STEPS.items()
         if step.records is not None
     }
-    marker = {"what": None, "barrier": "barrier", "mutate": "mutate"}
+    marker = {"what": None, "barrier": "barrier", "mutate": "mutate", "forward": "forward"}
     found = set()
     for case in _all_cases():
         for event in case["expect"].get("events", []):

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
-from conformance.core.scenario import listeners_of, mutates_registry
+from conformance.core.scenario import listeners_of, mutates_registry, scripts_of
 
 __all__ = [
     "CAPABILITIES",
@@ -35,6 +35,7 @@ CAPABILITIES: Final[Mapping[str, str]] = {
     "timeout-policy": "the timeout policy wrapper can be installed",
     "presentation": "output.presentationMeta can be declared",
     "registry-mutation": "tools can be registered and disposed while a call is in flight",
+    "nested-calls": "a tool body can run a nested call and forward its result (step forward)",
 }
 
 
@@ -132,4 +133,6 @@ def requirements(scenario: Mapping[str, Any]) -> frozenset[str]:
         needs.add("presentation")
     if mutates_registry(scenario):
         needs.add("registry-mutation")
+    if any("forward" in step for script in scripts_of(scenario) for step in script):
+        needs.add("nested-calls")
     return frozenset(needs)

@@ -209,6 +209,10 @@ class Binding:
     def conclude_turn(self, ctx: Any) -> None:
         ctx.conclude_turn()
 
+    def forward(self, ctx: Any, result: Any) -> None:
+        """A composite tool forwards a nested call's result (its contexts, its turn mark)."""
+        ctx.forward(result)
+
 
 def _text(value: Any) -> str | None:
     return cast("str | None", value)  # as the implementation gave it (a trace records it)

@@ -48,6 +48,7 @@ class _Frame:
     dispatch: Any = None
     next_: Callable[[], Awaitable[Any]] | None = None
     keep: str | None = None
+    forwarded: int = 0
     remembered: list[Any] = field(default_factory=list)
     restore: list[Callable[[], None]] = field(default_factory=list)
 
@@ -106,6 +107,18 @@ async def _conclude_turn(session: Session, frame: _Frame, arg: Any) -> None:
     session.binding.conclude_turn(frame.ctx)
 
 
+async def _forward(session: Session, frame: _Frame, arg: Any) -> None:
+    b = session.binding
+    frame.forwarded += 1
+    call_id = arg.get("callId") or f"{b.call_id(frame.ctx)}:forward:{frame.forwarded}"
+    name = arg["name"]
+    result = await session.nested_call(frame.ctx, call_id, name, decode(arg.get("arguments", {})))
+    b.forward(frame.ctx, result)
+    session.events.append(
+        {**frame.who, "forward": name, "nested": call_id, "result": b.result_json(result)}
+    )
+
+
 def _throw(session: Session, frame: _Frame, arg: Any) -> None:
     raise RuntimeError(arg)
 
@@ -153,6 +166,7 @@ _HANDLERS: Final[Mapping[str, AsyncStep | SyncStep]] = {
     "replaceSignal": _replace_signal,
     "deferContext": _defer_context,
     "concludeTurn": _conclude_turn,
+    "forward": _forward,
     "throw": _throw,
     "abort": _abort,
     "register": _register,

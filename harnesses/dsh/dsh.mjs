@@ -34,6 +34,7 @@ export const IMPLEMENTATION = { name: UPSTREAM.name, version: UPSTREAM.version, 
 export const CAPABILITIES = [
   'approval',
   'code-mode',
+  'nested-calls',
   'presentation',
   'registry-mutation',
   'scheduler',
@@ -127,6 +128,16 @@ export class DshBinding extends Binding {
   hasParent(execution) {
     // An execution names its parent token; a code-dispatch-log record names its parent execution.
     return this.get(execution, 'parent') !== undefined || this.get(execution, 'exec') !== undefined
+  }
+  /**
+   * dsh-tools has no forward() on the run context: a composite tool forwards a nested result
+   * itself, as upstream documents it (ToolRunContext.deferContext / concludeTurn): each of
+   * its additionalContexts is deferred, and an authoritative success's concludesTurn
+   * concludes the outer run.
+   */
+  forward(ctx, result) {
+    for (const context of result?.additionalContexts ?? []) ctx.deferContext(context)
+    if (result?.isError === false && result.concludesTurn === true) ctx.concludeTurn()
   }
   postDecision(data) {
     const decision = super.postDecision(data)
@@ -297,6 +308,16 @@ export async function runScenario(scenario) {
       registrations.push(register(key))
     }
     session.disposeHook = dispose
+    // A composite tool's nested call: under the body's signal and agent, its parent the body's token.
+    session.nestedCall = (runCtx, callId, name, args) =>
+      ctx.tools.execute({
+        callId,
+        name,
+        arguments: args,
+        signal: runCtx.signal,
+        parent: runCtx.token,
+        ...(runCtx.agent !== undefined ? { agent: runCtx.agent } : {}),
+      })
 
     for (const [key, spec] of specs) {
       if (spec.registered ?? true) registrations.push(register(key))

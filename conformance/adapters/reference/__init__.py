@@ -138,6 +138,9 @@ class ReferenceAdapter:
 
         session.register_hook = lambda key: registrations.append(register(key))
         session.dispose_hook = dispose
+        session.nested_call = lambda ctx, call_id, name, arguments: registry.execute(
+            nested_input(ctx, call_id, name, arguments)
+        )
         for key, spec in specs.items():
             if spec.get("registered", True):
                 registrations.append(register(key))
@@ -186,6 +189,18 @@ class ReferenceAdapter:
             "events": session.events,
             "log": json.loads(json.dumps(registry.log)),
         }
+
+
+def nested_input(ctx: Any, call_id: str, name: str, arguments: Any) -> ToolExecutionInput:
+    """A composite tool's nested call: under the body's signal and agent, its parent the body's."""
+    return ToolExecutionInput(
+        call_id=call_id,
+        name=name,
+        arguments=arguments,
+        signal=ctx.signal,
+        agent=ctx.agent,
+        parent=ctx.token,
+    )
 
 
 def _appended(items: list[dict[str, Any]], item: dict[str, Any]) -> dict[str, Any]:

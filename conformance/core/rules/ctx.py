@@ -93,6 +93,32 @@ def _nested_contexts(view: View) -> Iterator[Verdict]:
         )
 
 
+def _body_effects(call: CallView, spec: Mapping[str, Any]) -> tuple[list[Any], bool] | None:
+    """What the body's run context received: the deferred contexts in order, and whether the
+    turn was concluded -- its own ``deferContext`` / ``concludeTurn`` steps, and the contexts
+    and mark of each nested result a ``forward`` step forwarded (as its event recorded it).
+    None when a ``forward`` step left no event (its nested call raised)."""
+    forwards = iter(e for e in call.events if e.get("stage") == "body" and "forward" in e)
+    deferred: list[Any] = []
+    concluded = False
+    for step in executed(spec["execute"], special_defer_raises=False):
+        if "deferContext" in step:
+            deferred.append(step["deferContext"])
+        elif "concludeTurn" in step:
+            concluded = True
+        elif "forward" in step:
+            event = next(forwards, None)
+            if event is None:
+                return None
+            nested = event.get("result")
+            if not isinstance(nested, Mapping):
+                return None
+            contexts = nested.get("additionalContexts", [])
+            deferred += contexts if isinstance(contexts, list) else []
+            concluded |= nested.get("isError") is False and nested.get("concludesTurn") is True
+    return deferred, concluded
+
+
 @rule("CTX-1", "Deferred context")
 def CTX_1(view: View) -> Iterator[Verdict]:
     """Deferred contexts ride the execution's own result, in call order -- even after a throw or
@@ -104,11 +130,10 @@ def CTX_1(view: View) -> Iterator[Verdict]:
         spec = resolved_spec(view, call)
         if spec is None:
             continue
-        deferred = [
-            step["deferContext"]
-            for step in executed(spec["execute"], special_defer_raises=False)
-            if "deferContext" in step
-        ]
+        effects = _body_effects(call, spec)
+        if effects is None:
+            continue
+        deferred = effects[0]
         if not deferred or has_special(deferred) or _post_blocked_or_failed(call):
             continue
         if call.finalizer_threw():  # FIN-4: what is published then is the registry's choice
@@ -132,17 +157,18 @@ def CTX_2(view: View) -> Iterator[Verdict]:
         spec = resolved_spec(view, call)
         if spec is None:
             continue
-        before = executed(spec["execute"], special_defer_raises=False)
+        effects = _body_effects(call, spec)
+        if effects is None:
+            continue
         result = call.result
-        kinds = step_kinds(before)
-        if "concludeTurn" not in kinds:
-            if "forward" in kinds or _authored(view, call):
-                continue  # a nested result or a wrapper's own success may carry the mark
+        if not effects[1]:
+            if _authored(view, call):
+                continue  # a wrapper's own success may carry the mark
             yield require(
                 result.get("concludesTurn") is not True,
                 call.id,
-                "the body never called concludeTurn (and forwarded no nested result): the "
-                f"result must not carry concludesTurn (isError={call.is_error})",
+                "the body never called concludeTurn (nor forwarded a nested success that "
+                f"concluded): the result must not carry concludesTurn (isError={call.is_error})",
             )
             continue
         if call.is_error:
@@ -159,8 +185,8 @@ def CTX_2(view: View) -> Iterator[Verdict]:
         yield require(
             result.get("concludesTurn") is True,
             call.id,
-            "the body called concludeTurn and the call succeeded: the result must carry "
-            "concludesTurn: true",
+            "the body called concludeTurn (or forwarded a nested success that concluded) and the "
+            "call succeeded: the result must carry concludesTurn: true",
         )
 
 
@@ -245,5 +271,28 @@ def _program_scenarios(draw: st.DrawFn) -> s.Scenario:
     return s.scenario("generated/CTX-nested", tools, [{"call": call}], **extra)
 
 
-focus("CTX-1", st.one_of(_context_scenarios(False), _program_scenarios()))
-focus("CTX-2", _context_scenarios(True))
+@st.composite
+def _composite_scenarios(draw: st.DrawFn) -> s.Scenario:
+    """A composite tool: its body forwards a nested call of ``inner`` (which may defer contexts,
+    conclude the turn, fail), around steps of its own."""
+    inner: list[dict[str, Any]] = list(draw(st.one_of(st.just([]), CONTEXTS)))
+    if draw(st.booleans()):
+        inner.append({"concludeTurn": True})
+    inner += draw(st.sampled_from([[{"return": "ok"}], [{"throw": "inner failed"}]]))
+    outer: list[dict[str, Any]] = [{"forward": {"name": "inner", "arguments": {"path": "a"}}}]
+    if draw(st.booleans()):
+        outer.insert(0, {"deferContext": {"role": "user", "content": "outer"}})
+    if draw(st.booleans()):
+        outer.append({"concludeTurn": True})
+    outer += draw(ENDINGS)
+    tools = [s.tool("outer", outer), s.tool("inner", inner)]
+    extra: dict[str, Any] = {"observers": [s.listener("observer", [])]}
+    post = draw(POST)
+    if post is not None:
+        extra["postExecute"] = [s.listener("post", post)]
+    call = s.call("c0", "outer", {}, agent=draw(s.AGENTS))
+    return s.scenario("generated/CTX-composite", tools, [{"call": call}], **extra)
+
+
+focus("CTX-1", st.one_of(_context_scenarios(False), _program_scenarios(), _composite_scenarios()))
+focus("CTX-2", st.one_of(_context_scenarios(True), _composite_scenarios()))

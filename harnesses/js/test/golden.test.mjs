@@ -65,6 +65,14 @@ class Runner {
     this.contexts = []
     this.session.registerHook = (key) => this.hooks.push(['register', key])
     this.session.disposeHook = (key) => this.hooks.push(['dispose', key])
+    this.nested = []
+    this.session.nestedCall = async (ctx, callId, name, args) => {
+      // A `forward` step's nested call: recorded, answered by the case's `nested`.
+      const answer = (c.nested ?? [])[this.nested.length]
+      this.nested.push([callId, name, jsonable(args)])
+      if ('throw' in answer) throw new Error(answer.throw)
+      return this.result(answer.result)
+    }
     for (const call of c.callers ?? []) {
       const { arguments: args } = this.session.caller(call)
       this.session.trackCaller(call.callId, { callId: call.callId, name: call.name, arguments: args })
@@ -93,10 +101,11 @@ class Runner {
     const signal = this.signal(spec)
     if (signal !== undefined) obj.signal = signal
     if (spec.shape === 'mapping') return shaped(spec, obj)
-    const context = { deferred: [], concluded: 0 }
+    const context = { deferred: [], concluded: 0, forwarded: [] }
     Object.defineProperties(obj, {
       deferContext: { value: (message) => context.deferred.push(message) },
       concludeTurn: { value: () => (context.concluded += 1) },
+      forward: { value: (result) => context.forwarded.push(jsonable(result)) },
       context: { value: context },
     })
     return spec.frozen ? deepFreeze(obj) : obj
@@ -184,7 +193,10 @@ async function runScriptCase(c) {
       deferred: runner.contexts.flatMap((ctx) => ctx.context.deferred.map((m) => jsonable(m))),
       concluded: runner.contexts.reduce((n, ctx) => n + ctx.context.concluded, 0),
     }
+    const forwarded = runner.contexts.flatMap((ctx) => ctx.context.forwarded)
+    if (forwarded.length) out.context.forwarded = forwarded
   }
+  if (runner.nested.length) out.nestedCalls = runner.nested
   if (c.callers?.length) {
     const b = runner.session.binding
     out.aborted = Object.fromEntries(

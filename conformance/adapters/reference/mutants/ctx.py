@@ -21,7 +21,7 @@ from reference import (
 )
 from reference._json import thaw
 from reference.code_mode import CodeSdk
-from reference.registry import Listener, Prepared
+from reference.registry import Listener, Prepared, ToolRunContext
 
 
 @mutant("CTX-1", "the body's deferred contexts are dropped when the dispatch ends in an error")
@@ -143,3 +143,45 @@ class SubDispatchContextsDropped(CodeSdk):
         if isinstance(result, ToolSuccess):
             return thaw(result.value)
         raise ToolCallError(name, result.message)
+
+
+class _MarkOnlyContext(ToolRunContext):
+    """The bug of :func:`forward_drops_contexts`: the turn mark is forwarded, the contexts not."""
+
+    def forward(self, nested: ToolResult) -> None:
+        if isinstance(nested, ToolSuccess) and nested.concludes_turn:  # the bug: no contexts
+            self.conclude_turn()
+
+
+class _AnyMarkContext(ToolRunContext):
+    """The bug of :func:`forward_concludes_on_failure`: any nested mark concludes the turn."""
+
+    def forward(self, nested: ToolResult) -> None:
+        for message in nested.additional_contexts:
+            self.defer_context(message)
+        if getattr(nested, "concludes_turn", False) or nested.is_error:  # the bug
+            self.conclude_turn()
+
+
+@mutant(
+    "CTX-1",
+    "a composite tool forwards a nested result's turn mark but drops its contexts",
+    replaces="reference.registry:ToolRunContext",
+)
+def forward_drops_contexts(run: Prepared, signal: Any) -> ToolRunContext:
+    """``forward()`` was written for the turn mark ("a sub-agent that finished ends the turn")
+    and the loop over the nested result's ``additionalContexts`` was forgotten: what a nested
+    call deferred never reaches the model."""
+    return _MarkOnlyContext(run, signal)
+
+
+@mutant(
+    "CTX-2",
+    "a composite tool concludes the turn from a failed nested result",
+    replaces="reference.registry:ToolRunContext",
+)
+def forward_concludes_on_failure(run: Prepared, signal: Any) -> ToolRunContext:
+    """``forward()`` treats "the nested call is over" as "the nested call concluded": a nested
+    failure (its turn mark already dropped) still ends the outer run, though only an
+    authoritative nested success may."""
+    return _AnyMarkContext(run, signal)
