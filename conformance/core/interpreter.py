@@ -77,6 +77,10 @@ __all__ = [
 _T = TypeVar("_T")
 
 
+async def _no_nested_calls(ctx: Any, call_id: str, name: str, arguments: Any) -> Any:
+    raise ScriptError("this adapter runs no nested calls (capability nested-calls)")
+
+
 def _calls(action: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [action["call"]] if "call" in action else list(action.get("batch", []))
 
@@ -112,6 +116,9 @@ class Session:
         self.forged_ids: dict[str | None, str] = {}
         self.register_hook: Callable[[str], None] = lambda key: None
         self.dispose_hook: Callable[[str], None] = lambda key: None
+        #: Runs a nested call for a body's ``forward`` step: (run context, call id, tool name,
+        #: arguments) -> the nested result. An adapter with the nested-calls capability sets it.
+        self.nested_call: Callable[[Any, str, str, Any], Awaitable[Any]] = _no_nested_calls
 
     # ------------------------------------------------------------- callers
 

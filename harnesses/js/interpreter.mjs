@@ -324,6 +324,10 @@ export class Binding {
   concludeTurn(ctx) {
     ctx.concludeTurn()
   }
+  /** A composite tool forwards a nested call's result (its contexts, its turn mark). */
+  forward(ctx, result) {
+    ctx.forward(result)
+  }
 }
 
 function isObject(value) {
@@ -379,6 +383,8 @@ class Frame {
     this.restore = []
     /** The name this script's returned value is kept under (the `keep` step). */
     this.keep = undefined
+    /** How many `forward` steps this script ran (a nested call's default id). */
+    this.forwarded = 0
   }
 }
 
@@ -410,6 +416,13 @@ export class Session {
     this.forgedIds = new Map()
     this.registerHook = () => {}
     this.disposeHook = () => {}
+    /**
+     * Runs a nested call for a body's `forward` step: (run context, call id, tool name,
+     * arguments) -> the nested result. A harness with the nested-calls capability sets it.
+     */
+    this.nestedCall = async () => {
+      throw new ScriptError('this harness runs no nested calls (capability nested-calls)')
+    }
     /** ScriptErrors seen while running (a scenario or harness bug: the run is `errored`). */
     this.scriptErrors = []
   }
@@ -862,6 +875,14 @@ const HANDLERS = {
   },
   concludeTurn(session, frame) {
     session.binding.concludeTurn(frame.ctx)
+  },
+  async forward(session, frame, arg) {
+    const b = session.binding
+    frame.forwarded += 1
+    const callId = arg.callId ?? `${b.callId(frame.ctx)}:forward:${frame.forwarded}`
+    const result = await session.nestedCall(frame.ctx, callId, arg.name, decode(arg.arguments ?? {}))
+    b.forward(frame.ctx, result)
+    session.events.push({ ...frame.who, forward: arg.name, nested: callId, result: b.resultJson(result) })
   },
   throw(session, frame, arg) {
     throw new Error(arg)
