@@ -9,15 +9,24 @@ from running an implementation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Final
 
 from conformance.core.scenario import mutates_registry
 from conformance.vocab import STAGES, is_action_timeout, mode_of
 
-__all__ = ["MISSING", "STAGES", "CallView", "View", "resolve"]
+__all__ = ["IDENTITY_FIELDS", "MISSING", "STAGES", "CallView", "View", "resolve"]
+
+#: The identity fields of an execution as a trace records them, each with the field a
+#: ``mutate`` step writes to change it.
+IDENTITY_FIELDS: Final[Mapping[str, str]] = {
+    "callId": "callId",
+    "name": "name",
+    "agent": "agent",
+    "hasParent": "parent",
+}
 
 # What a question answers when the trace does not say (no exit recorded, text not JSON).
 MISSING: Any = object()
@@ -169,6 +178,61 @@ class CallView:
     def index(self, event: Mapping[str, Any]) -> int:
         """Position of ``event`` among the call's events (by identity)."""
         return next(i for i, e in enumerate(self.events) if e is event)
+
+    def identity(self) -> dict[str, Any]:
+        """The call's identity as the scenario made it: what every stage must see (a
+        model-direct call has no parent)."""
+        return {
+            "callId": self.id,
+            "name": self.spec.get("name"),
+            "agent": self.spec.get("agent"),
+            "hasParent": False,
+        }
+
+    def wrote_before(self, event: Mapping[str, Any], target: str) -> bool:
+        """Did the callable that recorded ``event`` itself make a write that took effect
+        (it did not raise) whose ``mutate`` text starts with ``target`` (``"result"``,
+        ``"execution['name']"``), before ``event``? Then what it sees there is its own write."""
+        for e in self.events:
+            if e is event:
+                return False
+            if (
+                e.get("stage") == event.get("stage")
+                and e.get("id") == event.get("id")
+                and e.get("raised") is False
+                and str(e.get("mutate", "")).startswith(target)
+            ):
+                return True
+        return False
+
+    def identity_changes(self, stages: Collection[str]) -> list[str]:
+        """Where a callable of ``stages`` saw this call with another identity than the
+        scenario gave it: in the identity its events were recorded with (the execution it was
+        handed) and in every ``observe: execution``. A callable reading back its own write
+        (one that took effect) is not counted: the write is its own; what a *later* callable
+        sees is. Nested calls of a ``run_code`` call are not this call."""
+        expected = self.identity()
+        nested = self.spec.get("name") == "run_code"
+        out: list[str] = []
+        for e in self.events:
+            if e.get("stage") not in stages or (nested and e.get("hasParent")):
+                continue
+            seen: dict[str, Any] = {}
+            observed = e.get("observed")
+            if e.get("at") == "enter" and "tool" in e:
+                seen = {
+                    "name": e.get("tool"),
+                    "agent": e.get("agent"),
+                    "hasParent": e.get("hasParent"),
+                }
+            elif e.get("what") == "execution" and isinstance(observed, Mapping):
+                seen = {key: observed.get(key) for key in IDENTITY_FIELDS}
+            for key, value in seen.items():
+                if value != expected[key] and not self.wrote_before(
+                    e, f"execution[{IDENTITY_FIELDS[key]!r}]"
+                ):
+                    out.append(f"{e.get('stage')} {e.get('id')!r} saw {key}={value!r}")
+        return out
 
 
 class View:

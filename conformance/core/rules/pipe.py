@@ -128,9 +128,26 @@ def PIPE_2(view: View) -> Iterator[Verdict]:
 # -------------------------------------------------------------------- PIPE-3
 
 
+def unique_calls(view: View) -> list[CallView]:
+    """The calls whose call id no other call of the scenario shares (their events are theirs)."""
+    ids = [c.id for c in view.calls]
+    return [c for c in view.calls if ids.count(c.id) == 1]
+
+
 @rule("PIPE-3", "No argument rewriting")
 def PIPE_3(view: View) -> Iterator[Verdict]:
-    """Every stage, the body included, sees exactly the caller's (materialized) arguments."""
+    """Every stage, the body included, sees exactly the caller's (materialized) arguments,
+    and the call as the caller made it: no stage's write to the execution's identity
+    (``callId``, ``name``, ``agent``, ``parent``) reaches a later stage or the events."""
+    for call in unique_calls(view):
+        if call.returned and any(e.get("stage") in _SEES_ARGUMENTS for e in call.events):
+            changed = call.identity_changes(_SEES_ARGUMENTS)
+            yield require(
+                not changed,
+                call.id,
+                f"no stage may rewrite the call: every stage must see it as {call.identity()} "
+                f"(a callable reading back its own write aside); {'; '.join(changed)}",
+            )
     for call in view.calls:
         if not call.returned:
             continue

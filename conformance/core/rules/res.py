@@ -36,12 +36,17 @@ OBSERVER_SCRIPTS: st.SearchStrategy[list[dict[str, Any]]] = st.sampled_from(
 
 
 def _result_observations(call: CallView) -> list[Any]:
-    """Every view of the result an observer recorded: on entry, and by ``observe: result``."""
+    """Every view of the result an observer recorded: on entry, and by ``observe: result``
+    -- but not an observer reading back its own write (one that took effect): each observer
+    may be handed its own copy, and the write is its own. Whether it leaked is what the
+    *other* observers and the caller see."""
     seen = [e.get("observed") for e in call.entered("result")]
     seen += [
         e.get("observed")
         for e in call.events
-        if e.get("stage") == "result" and e.get("what") == "result"
+        if e.get("stage") == "result"
+        and e.get("what") == "result"
+        and not call.wrote_before(e, "result")
     ]
     return seen
 
@@ -71,6 +76,12 @@ def RES_1(view: View) -> Iterator[Verdict]:
             )
         if seen and call.result != seen[0]:
             problems.append("an observer changed the result the caller got")
+        changed = call.identity_changes(("result",))
+        if changed:
+            problems.append(
+                f"observers must see the call as {call.identity()} (an observer reading back "
+                f"its own write aside): {'; '.join(changed)}"
+            )
         yield require(not problems, call.id, "; ".join(problems))
 
 

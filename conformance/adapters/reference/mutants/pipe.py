@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from jsonschema.validators import Draft202012Validator
 
@@ -143,3 +143,81 @@ class MutableExecution:
     signal: Any
     agent: str | None
     parent: Any
+
+
+@dataclasses.dataclass(eq=False)
+class _OneFieldLeaks:
+    """The reference's execution, read-only but for one identity field (``LEAKS``): a stage's
+    write to that field takes effect on the one object every later stage is handed."""
+
+    LEAKS: ClassVar[str] = ""
+
+    token: Any
+    call_id: str
+    name: str
+    arguments: Any
+    signal: Any
+    agent: str | None
+    parent: Any
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if key != self.LEAKS and key in self.__dict__:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {key!r}")
+        object.__setattr__(self, key, value)
+
+    def __delattr__(self, key: str) -> None:
+        if key != self.LEAKS:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {key!r}")
+        object.__delattr__(self, key)
+
+
+@mutant(
+    "PIPE-3",
+    "a listener can rename the call: the execution's name is assignable",
+    replaces="reference.registry:ToolExecution",
+)
+class NameLeaks(_OneFieldLeaks):
+    """Every field of the shared execution is read-only but ``name``: a pre-execute listener
+    that assigns it makes every later stage, the body and the observers see another tool than
+    the one the caller called (and the one policy judged)."""
+
+    LEAKS = "name"
+
+
+@mutant(
+    "PIPE-3",
+    "a listener can re-number the call: the execution's callId is assignable",
+    replaces="reference.registry:ToolExecution",
+)
+class CallIdLeaks(_OneFieldLeaks):
+    """``callId`` is left assignable on the shared execution: a stage's write re-labels the call
+    for every later stage and observer, so what is logged and correlated under one id ran
+    under another."""
+
+    LEAKS = "call_id"
+
+
+@mutant(
+    "PIPE-3",
+    "a listener can act for another agent: the execution's agent is assignable",
+    replaces="reference.registry:ToolExecution",
+)
+class AgentLeaks(_OneFieldLeaks):
+    """``agent`` is left assignable on the shared execution: a pre-execute listener's write
+    moves the call into another agent's scope for the guards, the wrappers, the body and the
+    observers (as on @deepseek-ai/dsh-tools 0.1.0-rc.8)."""
+
+    LEAKS = "agent"
+
+
+@mutant(
+    "PIPE-3",
+    "a listener can give the call a parent: the execution's parent is assignable",
+    replaces="reference.registry:ToolExecution",
+)
+class ParentLeaks(_OneFieldLeaks):
+    """``parent`` is left assignable on the shared execution: a stage's write turns a
+    model-direct call into a nested one (or back) for every later stage and observer (as on
+    @deepseek-ai/dsh-tools 0.1.0-rc.8)."""
+
+    LEAKS = "parent"
