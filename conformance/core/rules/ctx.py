@@ -286,10 +286,9 @@ def _composite_scenarios(draw: st.DrawFn) -> s.Scenario:
         outer.append({"concludeTurn": True})
     outer += draw(ENDINGS)
     tools = [s.tool("outer", outer), s.tool("inner", inner)]
+    # No post-execute listener: POST-5 reads a body's contexts from its own deferContext steps
+    # only, so it cannot judge a composite's yet (forwarded contexts are not among them).
     extra: dict[str, Any] = {"observers": [s.listener("observer", [])]}
-    post = draw(POST)
-    if post is not None:
-        extra["postExecute"] = [s.listener("post", post)]
     call = s.call("c0", "outer", {}, agent=draw(s.AGENTS))
     return s.scenario("generated/CTX-composite", tools, [{"call": call}], **extra)
 
