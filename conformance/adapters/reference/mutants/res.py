@@ -6,10 +6,11 @@ Read beside ``conformance/core/rules/res.py``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any, cast
 
 import reference.registry as regmod
-from conformance.adapters.reference.mutants._base import mutant
+from conformance.adapters.reference.mutants._base import mutant, variant
 from reference import Registry, ToolExecution, ToolExecutionInput, ToolResult, failure, text, thaw
 from reference.registry import Listener, Prepared, _settle
 
@@ -182,3 +183,62 @@ def assignable_after_finalize(finalizer: Any, execution: ToolExecution, result: 
     assigns ``result.isError`` or a new ``result.content`` (a top-level write, not one inside
     the frozen content) changes what every later observer and the caller receive."""
     return _AssignableResult(_ORIGINAL_FINALIZE(finalizer, execution, result))
+
+
+_OWN_WRITE_WITNESS: Mapping[str, Any] = {
+    "id": "witness/observer-private-copies",
+    "rules": ["RES-1", "RES-2"],
+    "description": "A tools/result observer assigns the result's isError and content, then reads "
+    "its result back; a second observer and the caller see the untouched success.",
+    "tools": [
+        {
+            "name": "t",
+            "description": "The t tool.",
+            "parameters": {"type": "object"},
+            "output": {"schema": {}, "render": "json"},
+            "execute": [{"return": {"k": 1}}],
+        }
+    ],
+    "observers": [
+        {
+            "id": "tamper",
+            "steps": [
+                {"mutate": {"target": "result", "path": ["isError"], "value": True}},
+                {
+                    "mutate": {
+                        "target": "result",
+                        "path": ["content"],
+                        "value": [{"type": "text", "text": "tampered"}],
+                    }
+                },
+                {"observe": "result"},
+            ],
+        },
+        {"id": "later", "steps": [{"observe": "result"}]},
+    ],
+    "actions": [{"call": {"callId": "c0", "name": "t", "arguments": {}}}],
+}
+
+
+@variant(
+    "each tools/result observer is handed its own assignable copy of the result",
+    witness=_OWN_WRITE_WITNESS,
+)
+class ObserverPrivateCopies(Registry):
+    """RES-1 requires that observers cannot change the result -- the published one, what other
+    observers receive, what the caller gets. Handing each observer a private copy it may write
+    to satisfies that: an observer that assigns a field of its copy and reads it back sees its
+    own write, and nobody else does (the kit must not flag the observer's own view)."""
+
+    def _scoped_entries(self, event: str, agent: str | None) -> list[Listener]:
+        entries = super()._scoped_entries(event, agent)
+        if event != "tools/result":
+            return entries
+        return [_with_private_copy(entry) for entry in entries]
+
+
+def _with_private_copy(observe: Listener) -> Listener:
+    def observer(execution: ToolExecution, result: ToolResult) -> Any:
+        return observe(execution, _AssignableResult(result))  # a fresh copy per observer
+
+    return observer
