@@ -18,7 +18,13 @@ from conformance.core import strategies as s
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
 from conformance.core.rules._base import Trace, Verdict, require, rule
-from conformance.core.rules._facts import args_valid, content_blocks, is_content, resolution_known
+from conformance.core.rules._facts import (
+    args_valid,
+    content_blocks,
+    first_terminal,
+    is_content,
+    resolution_known,
+)
 from conformance.vocab import RUN_CODE, ErrorCode
 
 POLICY_STAGES = ("pre-execute", "approval", "guard", "post-execute")
@@ -48,6 +54,33 @@ def program_calls(steps: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         if "call" in step:
             out.append(step)
     return out
+
+
+def _is_outcome(item: Any) -> bool:
+    return isinstance(item, Mapping) and len(item) == 1 and ("ok" in item or "error" in item)
+
+
+def program_outcomes(value: Any, calls: int, max_depth: int = 4) -> list[Any] | None:
+    """The scripted program's list of call outcomes inside ``run_code``'s value, or None.
+
+    SPEC.md leaves the shape of ``run_code``'s value open (the reference returns
+    ``{"logs": [...], "result": outcomes}``; another registry may return the outcomes
+    themselves, or wrap them otherwise). The outcomes are looked for, breadth-first and
+    at most ``max_depth`` levels down, as a list of ``calls`` items each ``{"ok": v}`` or
+    ``{"error": ...}``; a value holding no such list is not judged on it.
+    """
+    level: list[Any] = [value]
+    for _ in range(max_depth + 1):
+        below: list[Any] = []
+        for item in level:
+            if isinstance(item, list):
+                if calls and len(item) == calls and all(_is_outcome(o) for o in item):
+                    return item
+                below += item
+            elif isinstance(item, Mapping):
+                below += list(item.values())
+        level = below
+    return None
 
 
 def program(*steps: Mapping[str, Any], description: str = "a program") -> dict[str, str]:
@@ -180,7 +213,9 @@ def CODE_3(view: View) -> Iterator[Verdict]:
     listeners = view.listeners("codeDispatchLog", run.spec.get("agent"))
     if not listeners:
         return
-    outcomes = ((run.result or {}).get("value") or {}).get("result")
+    only = first_terminal(listeners[0]["steps"]) if len(listeners) == 1 else None
+    replaced = only[1] if only is not None and only[0] == "return" else None
+    outcomes = program_outcomes((run.result or {}).get("value"), len(program_calls(steps)))
     markers = {
         block.get("text")
         for entry in listeners
@@ -216,6 +251,11 @@ def CODE_3(view: View) -> Iterator[Verdict]:
         ):
             problems.append(
                 "the log copy must carry the content the dispatch-log waterfall returned"
+            )
+        elif is_content(replaced) and entry.get("content") != replaced:
+            problems.append(
+                f"the only dispatch-log listener returns {replaced!r} at once: the log copy must "
+                f"carry it, not {entry.get('content')!r}"
             )
         if isinstance(outcomes, list) and i < len(outcomes) and original is not None:
             wanted = {"ok": original.get("value")} if original.get("isError") is False else None

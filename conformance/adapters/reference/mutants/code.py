@@ -215,3 +215,39 @@ class RunCodeReservedOnlyInCodeMode(Registry):
             layer.pop(tool.name, None)
 
         return dispose
+
+
+@mutant(
+    "CODE-3",
+    "the dispatch-log waterfall fails before any listener runs: every replacement is dropped",
+    replaces="reference.code_mode:CodeSdk",
+)
+class LogReplacementNeverReached(CodeSdk):
+    """Blind spot B9 (benchmarks/mutation.md): the record handed to the listeners is never
+    built, so calling the first listener raises before it starts; the fallback then writes
+    the original content. Every failure looks like a throwing listener, and a log-shaping
+    plugin (a redaction, a preview) silently never applies -- while no listener event ever
+    shows it was skipped."""
+
+    async def _log(self, call_id: str, name: str, result: ToolResult) -> None:
+        listeners = self._registry._scoped_entries("tools/code-dispatch-log", self._outer.agent)
+
+        async def step(i: int) -> Any:
+            if i == len(listeners):
+                return result.content
+            raise NameError("record")  # the bug: the listener's argument was never built
+
+        try:
+            content: Any = _content(await step(0), "$.content")
+        except Exception:
+            content = result.content  # CODE-3's fallback, reached every time
+        self._registry.log.append(
+            {
+                "type": "tool/code-dispatch",
+                "id": call_id,
+                "parentCallId": self._outer.call_id,
+                "name": name,
+                "isError": result.is_error,
+                "content": thaw(content),
+            }
+        )
