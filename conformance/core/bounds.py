@@ -14,25 +14,35 @@ all. These helpers look at such a value without trusting it:
   always accepts: mappings with string keys, lists, strings, finite numbers,
   booleans and ``None``; anything else becomes its (shortened) ``repr``, a
   cycle or a level past ``max_depth`` a marker string. Also iterative.
+* :func:`non_json` says where a value stops being JSON (a trace an in-process
+  adapter returned holding the implementation's own objects), or ``None``.
+* :func:`counterexample_text` writes a counterexample case safely: non-JSON
+  parts by their ``repr``, a trace past :data:`COUNTEREXAMPLE_MAX_BYTES` left out
+  with the reason.
 
 The defaults are the kit's documented limits (docs/protocol.md, "Limits").
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 __all__ = [
+    "COUNTEREXAMPLE_MAX_BYTES",
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_DEPTH",
     "check_bounds",
+    "counterexample_text",
+    "non_json",
     "to_json_safe",
 ]
 
 DEFAULT_MAX_DEPTH: Final = 200
 DEFAULT_MAX_BYTES: Final = 8 * 1024 * 1024
+COUNTEREXAMPLE_MAX_BYTES: Final = 1024 * 1024  # a saved trace larger than this is left out
 REPR_CHARS: Final = 200  # a non-JSON value's repr is cut to this many characters
 _OTHER_BYTES: Final = 16  # what check_bounds counts for a value that is not JSON (no repr taken)
 
@@ -164,3 +174,57 @@ def to_json_safe(value: object, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
             else:
                 copy.append(converted)
     return root
+
+
+def non_json(value: object, max_depth: int = DEFAULT_MAX_DEPTH) -> str | None:
+    """Where ``value`` stops being JSON, as a sentence (``None``: it is all JSON).
+
+    JSON here is what :func:`to_json_safe` keeps unchanged: mappings with string
+    keys, lists and tuples, strings, finite numbers, booleans and ``None``; a
+    cycle or a level past ``max_depth`` is not. Iterative, like the rest.
+    """
+    try:  # the fast path: the C encoder accepts the common case at once
+        json.dumps(value, allow_nan=False)
+        return None
+    except (TypeError, ValueError, RecursionError):
+        pass
+    stack: list[tuple[object, int, _Path, frozenset[int]]] = [(value, 0, None, frozenset())]
+    while stack:
+        item, depth, path, above = stack.pop()
+        if isinstance(item, Mapping | list | tuple):
+            if id(item) in above:
+                return f"a cycle at {_show(path)}"
+            if depth + 1 > max_depth:
+                return f"nested deeper than {max_depth} levels (at {_show(path)})"
+            inside = above | {id(item)}
+            if isinstance(item, Mapping):
+                for key, child in item.items():
+                    if not isinstance(key, str):
+                        return f"a non-string key {_repr(key)} at {_show(path)}"
+                    stack.append((child, depth + 1, (path, key), inside))
+            else:
+                for index, child in enumerate(item):
+                    stack.append((child, depth + 1, (path, index), inside))
+        elif not (
+            item is None
+            or isinstance(item, bool | str | int)
+            or (isinstance(item, float) and math.isfinite(item))
+        ):
+            return f"{_repr(item)} ({type(item).__name__}, not JSON) at {_show(path)}"
+    return None
+
+
+def counterexample_text(case: Mapping[str, Any], max_bytes: int = COUNTEREXAMPLE_MAX_BYTES) -> str:
+    """A counterexample case as indented JSON that always encodes and stays bounded.
+
+    Non-JSON parts become their ``repr`` (:func:`to_json_safe`); a ``trace``
+    larger than ``max_bytes`` is replaced by ``None``, and ``traceOmitted``
+    says why (the scenario, which replays the case, is always kept).
+    """
+    safe = to_json_safe(case)
+    trace = safe.get("trace")
+    breach = None if trace is None else check_bounds(trace, max_bytes=max_bytes)
+    if breach is not None:
+        safe["trace"] = None
+        safe["traceOmitted"] = f"the trace was left out: {breach}"
+    return json.dumps(safe, indent=2, sort_keys=True, allow_nan=False) + "\n"

@@ -20,6 +20,7 @@ from jsonschema.validators import Draft202012Validator
 
 import conformance.core.fixture_checks  # noqa: F401  (registers the expect-block checker)
 from conformance.core.adapter import Adapter, ImplementationFailure, ScenarioSkipped
+from conformance.core.bounds import non_json
 from conformance.core.model import View
 from conformance.core.rules import CHECKERS, RULES, Verdict
 from conformance.core.scenario import SCHEMA_DIR, FixtureError, validate
@@ -99,6 +100,10 @@ def run_scenario(
             validate(trace, "trace", f"trace of {scenario.get('id')}")
         except FixtureError as e:
             return None, NoTrace(Status.ERROR, f"malformed trace: {e}", "malformed-trace")
+    where = non_json(trace)  # an in-process adapter may record the implementation's objects
+    if where is not None:
+        why = f"malformed trace of {scenario.get('id')}: it holds {where}"
+        return None, NoTrace(Status.ERROR, why, "malformed-trace")
     return trace, None
 
 

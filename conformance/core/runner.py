@@ -33,6 +33,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from conformance import __version__
 from conformance.core.adapter import Adapter, AdapterInfo, requirements
+from conformance.core.bounds import counterexample_text
 from conformance.core.evaluate import Evaluation, KitError, NoTrace, evaluate, judge
 from conformance.core.interrupt import interrupted, interruptible
 from conformance.core.outcomes import Failure, RuleOutcome, RunResult
@@ -220,7 +221,7 @@ class Tally:
         digest = hashlib.sha256(json.dumps(scenario, sort_keys=True).encode()).hexdigest()[:10]
         path = self.report_dir / "counterexamples" / f"{rule_id}-{digest}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(case, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        path.write_text(counterexample_text(case), encoding="utf-8")  # non-JSON: by repr
         return str(path)
 
     # -------------------------------------------------------------- sources

@@ -66,9 +66,24 @@ def _feedback(decision: Mapping[str, Any]) -> list[Any] | None:
 def POST_1(view: View) -> Iterator[Verdict]:
     """Body errors and successes reach post-execute; next() accepts unchanged."""
     for call in view.calls:
+        raised = None if call.finalizer_threw() else call.raised_instead()  # FIN-4's, if so
+        agent = call.spec.get("agent")
+        if (
+            raised is not None
+            and call.threw("body")
+            and not call.threw("wrapper", "post-execute")
+            and view.listeners("postExecute", agent)
+            and all_passive(view, "wrappers", agent)
+        ):
+            yield require(  # POST-4 judges a throwing post-execute listener's raise
+                False,
+                call.id,
+                "the body threw: its error must be a result that reaches post-execute; execute "
+                f"raised instead: {raised}",
+            )
+            continue
         if not call.returned or not call.body_entered:
             continue
-        agent = call.spec.get("agent")
         listeners = view.listeners("postExecute", agent)
         if (
             not listeners
@@ -269,8 +284,6 @@ def POST_3(view: View) -> Iterator[Verdict]:
 def POST_4(view: View) -> Iterator[Verdict]:
     """A throwing post-execute listener yields an error result, still finalized."""
     for call in view.calls:
-        if not call.returned:
-            continue
         entered = call.entered("post-execute")
         if not entered:
             continue
@@ -279,6 +292,17 @@ def POST_4(view: View) -> Iterator[Verdict]:
             e.get("stage") == "post-execute" and e.get("id") == first and e.get("at") == "throw"
             for e in call.events
         ):
+            continue
+        raised = None if call.finalizer_threw() else call.raised_instead()  # FIN-4's, if so
+        if raised is not None:
+            yield require(
+                False,
+                call.id,
+                "a throwing post-execute listener must yield an error result; execute raised "
+                f"instead: {raised}",
+            )
+            continue
+        if not call.returned:
             continue
         spec = resolved_spec(view, call, static_only=True)
         problems: list[str] = []
