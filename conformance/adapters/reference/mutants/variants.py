@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequenc
 from types import MappingProxyType
 from typing import Any
 
+import reference.code_mode as codemod
 import reference.registry as regmod
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants._base import variant
@@ -33,6 +34,7 @@ from reference import (
     materialize,
     thaw,
 )
+from reference._json import dumps
 from reference.registry import (
     Listener,
     Prepared,
@@ -545,3 +547,107 @@ def _shaped_listener(event: str, listener: Any) -> Any:
             _execution_mapping(execution), _result_mapping(result)
         )
     return listener  # tools/code-dispatch-log: its record is not an execution
+
+
+class _DecoratedBodyError(Exception):
+    """A body's exception, re-raised with the registry's decoration (its ``code`` kept)."""
+
+    def __init__(self, tool: str, error: Exception) -> None:
+        super().__init__(f"{tool!r} raised {type(error).__name__}: {error}")
+        code = getattr(error, "code", None)
+        if isinstance(code, str) and code:
+            self.code = code
+
+
+@variant(
+    "a body error's message is decorated: '<tool>' raised <Type>: <message>",
+    witness=s.scenario(
+        "witness/decorated-body-errors",
+        [s.tool("write_file", [{"throw": "disk full"}])],
+        [{"call": s.call("c0", "write_file", {"path": "a"})}],
+        postExecute=[s.listener("inspect", _DELEGATE)],
+        observers=_OBSERVED,
+    ),
+)
+class DecoratedBodyErrors(Registry):
+    """Section 4: a body error carries the thrown error's message, and conformance never
+    depends on wording. This registry says which tool raised what: ``disk full`` thrown by
+    ``write_file`` becomes ``'write_file' raised ToolError: disk full`` (content ``Error: ``
+    plus that message, RES-3; the thrown ``code`` kept in ``error.info``)."""
+
+    def register(
+        self, definition: Mapping[str, Any], scope: str | None = None
+    ) -> Callable[[], None]:
+        body = definition.get("execute")
+        if callable(body):
+            name = str(definition.get("name"))
+
+            async def execute(arguments: Any, context: Any) -> Any:
+                try:
+                    return await _settle(body(arguments, context))
+                except Exception as e:
+                    raise _DecoratedBodyError(name, e) from e
+
+            definition = {**definition, "execute": execute}
+        return super().register(definition, scope)
+
+
+_ORIGINAL_RUN_CODE = codemod.run_code_definition
+
+
+@variant(
+    "run_code's value is {returned, calls, output}: the program's result, its tool calls, its logs",
+    replaces="reference.code_mode:run_code_definition",
+    witness=s.scenario(
+        "witness/run-code-value-shape",
+        [s.tool("read_file", [{"return": "text"}])],
+        [
+            {
+                "call": s.call(
+                    "c0",
+                    "run_code",
+                    {
+                        "code": '{"steps": [{"call": "read_file", "arguments": {}}]}',
+                        "description": "a program",
+                    },
+                    agent="main",
+                )
+            }
+        ],
+        registry={"mode": "code"},
+        codeDispatchLog=[s.listener("preview", [{"return": [{"type": "text", "text": "p"}]}])],
+        observers=_OBSERVED,
+    ),
+)
+def run_code_returned_calls_output(registry: Registry) -> Mapping[str, Any]:
+    """SPEC.md fixes what ``run_code`` does (CODE-1..4), not the shape of its value. The
+    reference returns ``{"logs": [...], "result": ...}``; this one returns ``{"returned":
+    <the program's result or null>, "calls": <how many tool calls it made>, "output":
+    [<log lines>]}`` and renders it as one JSON text block."""
+    definition = dict(_ORIGINAL_RUN_CODE(registry))
+    run = definition["execute"]
+
+    async def execute(arguments: Any, context: Any) -> Any:
+        value = await run(arguments, context)
+        calls = sum(
+            1
+            for entry in registry.log
+            if entry.get("type") == "tool/code-dispatch"
+            and entry.get("parentCallId") == context.call_id
+        )
+        return {"returned": value.get("result"), "calls": calls, "output": list(value["logs"])}
+
+    definition["execute"] = execute
+    definition["output"] = {
+        "schema": {
+            "type": "object",
+            "properties": {
+                "returned": {},
+                "calls": {"type": "integer", "minimum": 0},
+                "output": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["returned", "calls", "output"],
+        },
+        "render": lambda _args, value: [{"type": "text", "text": dumps(value)}],
+    }
+    return definition
