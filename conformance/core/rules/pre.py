@@ -86,8 +86,14 @@ def _ends_in_next(steps: Sequence[Mapping[str, Any]]) -> bool:
 
 
 def proceeded(call: CallView) -> bool:
-    """Did the call pass the waterfall (a guard, a wrapper or the body was entered)?"""
-    return bool(call.entered("guard") or call.entered("wrapper") or call.body_entered)
+    """Did the call pass the waterfall (a guard, a wrapper or the body was entered)? When
+    guards ran and none objected (each returned nothing, none threw), the call must also have
+    reached dispatch (a wrapper or the body): nothing after the guards may deny it."""
+    if call.entered("wrapper") or call.body_entered:
+        return True
+    if not call.entered("guard"):
+        return False
+    return call.threw("guard") or any(e.get("returned") is not None for e in call.exits("guard"))
 
 
 def policy_clean(call: CallView) -> bool:

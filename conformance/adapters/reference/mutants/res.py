@@ -6,12 +6,21 @@ Read beside ``conformance/core/rules/res.py``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import reference.registry as regmod
 from conformance.adapters.reference.mutants._base import mutant, variant
-from reference import Registry, ToolExecution, ToolExecutionInput, ToolResult, failure, text, thaw
+from reference import (
+    Registry,
+    ToolExecution,
+    ToolExecutionInput,
+    ToolResult,
+    ToolSuccess,
+    failure,
+    text,
+    thaw,
+)
 from reference.registry import Listener, Prepared, _settle
 
 
@@ -242,3 +251,151 @@ def _with_private_copy(observe: Listener) -> Listener:
         return observe(execution, _AssignableResult(result))  # a fresh copy per observer
 
     return observer
+
+
+# ----------------------------------------------------- late writes: what was not snapshotted
+#
+# Each mutant below keeps by reference one object a stage handed the registry (or the
+# registry handed a stage), where the reference takes a snapshot: a write made after it
+# was handed over -- through a ``mutate`` of a ``kept`` value or the approval request --
+# then reaches what later stages, the observers and the caller see (attack-surface
+# objects ``kept.*`` and ``request.*``).
+
+
+@mutant("RES-1,RES-2", "the body's value is published by reference, not as a snapshot")
+class BodyValueKeptLive(Registry):
+    """The value is checked and rendered, then the body's own object is stored in the result:
+    whoever still holds it (the body, a later stage it was shared with) changes the value
+    observers and the caller receive after the fact."""
+
+    def _normalize(self, run: Prepared, value: Any) -> ToolResult:
+        out = super()._normalize(run, value)
+        if isinstance(out, ToolSuccess) and isinstance(value, dict | list):
+            return dataclasses.replace(out, value=value)  # the bug: the body's live object
+        return out
+
+
+@mutant("POST-2,RES-1", "a post-execute accept's replacement content is used by reference")
+class PostContentKeptLive(Registry):
+    """The accept decision's content is validated, then the listener's own list is stored: a
+    write the listener (or anyone it shared the list with) makes later changes the published
+    content."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._decided: dict[str, Any] = {}
+
+    def _scoped_entries(self, event: str, agent: str | None) -> list[Listener]:
+        entries = super()._scoped_entries(event, agent)
+        if event != "tools/post-execute":
+            return entries
+        return [self._recording(entry) for entry in entries]
+
+    def _recording(self, listener: Listener) -> Listener:
+        async def recording(execution: ToolExecution, result: ToolResult, next_: Any) -> Any:
+            decision = await _settle(listener(execution, result, next_))
+            self._decided[execution.call_id] = decision  # the outermost one settles last
+            return decision
+
+        return recording
+
+    async def _post_execute(
+        self, run: Prepared, result: ToolResult
+    ) -> tuple[ToolResult, bool, Sequence[Any]]:
+        out, blocked, contexts = await super()._post_execute(run, result)
+        decision = self._decided.pop(run.execution.call_id, None)
+        if isinstance(decision, Mapping) and not blocked and "value" not in decision:
+            content = decision.get("content")
+            if isinstance(content, list):
+                out = dataclasses.replace(out, content=cast(Any, content))  # the bug: live
+        return out, blocked, contexts
+
+
+@mutant(
+    "FIN-3,RES-1",
+    "finalizeContent's returned content is used by reference",
+    replaces="reference.registry:_finalize",
+)
+def finalized_content_kept_live(
+    finalizer: Any, execution: ToolExecution, result: ToolResult
+) -> ToolResult:
+    """The finalizer's blocks are checked, then its own list goes into the result: the
+    finalizer (or a later callable it shared the list with) can still edit what observers and
+    the caller get."""
+    returned: list[Any] = []
+
+    def recording(execution: ToolExecution, result: ToolResult) -> Any:
+        returned.append(finalizer(execution, result))
+        return returned[-1]
+
+    out = _ORIGINAL_FINALIZE(recording, execution, result)
+    if returned and isinstance(returned[-1], list) and out is not result:
+        return dataclasses.replace(out, content=cast(Any, returned[-1]))  # the bug: live
+    return out
+
+
+class _InternedRequest:
+    """A mutable approval request, one per (tool, agent), refreshed for each call."""
+
+    def __init__(self, call_id: str, tool_name: str, agent: str, reason: Any, signal: Any) -> None:
+        self.call_id, self.tool_name, self.agent = call_id, tool_name, agent
+        self.reason, self.signal = reason, signal
+
+
+@mutant("PRE-5", "approval requests are reused per tool and agent, and mutable")
+class InternedApprovalRequests(Registry):
+    """An allocation saved: one request object per (tool, agent), its call id, reason and
+    signal refreshed for each call. Whatever else an approval service left on it -- the
+    arguments it looked up, say -- is on the next call's request too."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._requests: dict[tuple[str, str], _InternedRequest] = {}
+
+    async def _approve(self, execution: ToolExecution, reason: str | None) -> str | None:
+        service = self.approval
+        if service is None or execution.agent is None:
+            return await super()._approve(execution, reason)
+        key = (execution.name, execution.agent)
+        request = self._requests.get(key)
+        if request is None:  # the bug: one mutable object per tool and agent
+            request = self._requests[key] = _InternedRequest(
+                execution.call_id, execution.name, execution.agent, reason, execution.signal
+            )
+        request.call_id, request.reason, request.signal = (
+            execution.call_id,
+            reason,
+            execution.signal,
+        )
+        try:
+            answer = await _settle(service.request(request))
+        except Exception as e:
+            return f"the approval service failed: {e}"
+        if answer == "allowed-once":
+            return None
+        if isinstance(answer, str) and answer in regmod.APPROVAL_DENIALS:
+            return regmod.APPROVAL_DENIALS[answer]
+        return f"the approval service gave an unrecognized answer ({answer!r}); denied"
+
+
+@mutant("PRE-1", "the pre-execute decision is read again at dispatch: a late deny there wins")
+class PreDecisionReadAtDispatch(Registry):
+    """The waterfall's decision object is kept and consulted once more right before the
+    wrappers and the body ("in case policy changed its mind"): a write to it after the
+    waterfall settled -- by a guard, say -- turns an allowed call into a denied one."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._decisions: dict[str, Mapping[str, Any]] = {}
+
+    async def _pre_execute(self, execution: ToolExecution) -> Mapping[str, Any]:
+        decision = await super()._pre_execute(execution)
+        self._decisions[execution.call_id] = decision  # the bug: the live object, kept
+        return decision
+
+    async def dispatch(self, run: Prepared) -> None:
+        decision = self._decisions.pop(run.execution.call_id, None)
+        if isinstance(decision, Mapping) and decision.get("kind") == "deny":
+            self._end(run, "denied", failure(str(decision.get("reason") or "denied")))
+            return
+        await super().dispatch(run)
