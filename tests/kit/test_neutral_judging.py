@@ -247,3 +247,12 @@ def test_a_raise_instead_of_the_required_result_fails_the_rule(path: str, rule_i
     assert found and "raised instead: RuntimeError: boom" in found[0]
     deadline = _raised(scenario, "deadline of 5 s exceeded")  # a timeout is not an answer
     assert not failures(judge(scenario, deadline, [rule_id]), rule_id)
+
+
+def test_code_3_fails_when_run_code_raises_after_a_throwing_log_listener() -> None:
+    scenario = fixture("CODE-3/throwing-log-listener.json")
+    trace = ReferenceAdapter().run(scenario)
+    assert any(e.get("stage") == "code-dispatch-log" for e in trace["events"])
+    trace["actions"][0] = {"raised": "RuntimeError: log store down"}
+    found = failures(judge(scenario, trace, ["CODE-3"]), "CODE-3")
+    assert found and "raised instead: RuntimeError: log store down" in found[0]

@@ -202,9 +202,24 @@ def CODE_3(view: View) -> Iterator[Verdict]:
     if view.mode == "native" or not view.scenario.get("codeDispatchLog"):
         return
     runs = [c for c in view.calls if c.spec["name"] == RUN_CODE]
-    if len(runs) != 1 or not runs[0].returned or runs[0].is_error:
+    if len(runs) != 1:
         return
     run = runs[0]
+    raised = run.raised_instead()
+    log_threw = any(
+        e.get("stage") == "code-dispatch-log" and e.get("at") == "throw"
+        for e in view.trace.get("events", [])
+    )
+    if raised is not None and log_threw and not run.finalizer_threw():
+        yield require(
+            False,
+            run.id,
+            "a throwing dispatch-log listener must fall back to the original content, the "
+            f"dispatch not failing; run_code raised instead: {raised}",
+        )
+        return
+    if not run.returned or run.is_error:
+        return
     steps = program_steps(run.spec)
     if steps is None or any(
         "return" in step or "fail" in step or step.get("call") == RUN_CODE for step in steps
