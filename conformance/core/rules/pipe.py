@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from hypothesis import strategies as st
@@ -20,6 +21,7 @@ from conformance.core.rules._facts import (
     same_json,
     valid_against,
 )
+from conformance.core.surface import Cell, cells, probe_scenario
 from conformance.vocab import ErrorCode
 
 # -------------------------------------------------------------------- PIPE-1
@@ -285,8 +287,39 @@ def _freeze_scenarios(draw: st.DrawFn, *, everywhere: bool) -> dict[str, Any]:
     return s.scenario("generated/PIPE-2", [tool], calls, **fields)
 
 
+def surface_cells(stages: Collection[str] | None = None) -> list[Cell]:
+    """The attack-surface cells no adapter capability gates that write a top-level field of
+    an execution (identity, arguments, a new field) or a value a stage returned earlier
+    (``kept``), in ``stages`` (None: every stage)."""
+    return [
+        cell
+        for cell in cells([])
+        if cell.step["target"] in ("execution", "kept")
+        and cell.stage != "code-dispatch-log"
+        and (stages is None or cell.stage in stages)
+    ]
+
+
+@st.composite
+def cell_scenarios(draw: st.DrawFn, stages: Collection[str] | None = None) -> dict[str, Any]:
+    """A drawn cell's probe (:func:`conformance.core.surface.probe_scenario`): its write in its
+    stage, observed by every later stage, the observers and a later call; the written value
+    and the calls' agent drawn too."""
+    cell = draw(st.sampled_from(surface_cells(stages)))
+    step = dict(cell.step)
+    if "value" in step and step.get("op", "assign") == "assign" and step["target"] != "kept":
+        step["value"] = draw(st.one_of(st.just(step["value"]), s.json_scalars))
+    out = probe_scenario(dataclasses.replace(cell, step=step))
+    assert out is not None
+    agent = draw(st.sampled_from(["main", "helper"]))
+    calls = out["actions"][: draw(st.integers(1, len(out["actions"])))]
+    out["actions"] = [{"call": {**a["call"], "agent": agent}} for a in calls]
+    out["id"] = f"generated/{cell.id}"
+    return out
+
+
 focus("PIPE-2", _freeze_scenarios(everywhere=False))
-focus("PIPE-3", _freeze_scenarios(everywhere=True))
+focus("PIPE-3", st.one_of(_freeze_scenarios(everywhere=True), cell_scenarios()))
 
 _STRICT_PARAMS = {
     "type": "object",

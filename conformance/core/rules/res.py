@@ -18,6 +18,7 @@ from conformance.core.rules._facts import (
     observers_for,
     outcome_scenario,
 )
+from conformance.core.rules.pipe import cell_scenarios
 
 OBSERVER_SCRIPTS: st.SearchStrategy[list[dict[str, Any]]] = st.sampled_from(
     [
@@ -185,6 +186,9 @@ def _observed_scenarios(draw: st.DrawFn) -> s.Scenario:
     return out
 
 
-focus("RES-1", _observed_scenarios())
+focus(
+    "RES-1",
+    st.one_of(_observed_scenarios(), cell_scenarios(("post-execute", "finalize", "result"))),
+)
 focus("RES-2", _observed_scenarios())
 focus("RES-3", _observed_scenarios())

@@ -206,6 +206,7 @@ _OWN_WRITE_WITNESS: Mapping[str, Any] = {
             "parameters": {"type": "object"},
             "output": {"schema": {}, "render": "json"},
             "execute": [{"return": {"k": 1}}],
+            "finalizeContent": [{"return": None}],
         }
     ],
     "observers": [
