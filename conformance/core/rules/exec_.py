@@ -281,8 +281,13 @@ def _outer_return(view: View, call: CallView) -> Any:
 
 
 def _authored_failure(value: Any) -> str | None:
-    """The message of a wrapper-authored failure (``{isError: true, error: {message}}``)."""
+    """The message of a complete wrapper-authored failure (``isError``, ``error``, ``content``).
+
+    A failure without its content is not a whole result: how a registry takes it is open.
+    """
     if not isinstance(value, Mapping) or value.get("isError") is not True:
+        return None
+    if not isinstance(value.get("content"), list):
         return None
     error = value.get("error")
     message = error.get("message") if isinstance(error, Mapping) else None
@@ -558,7 +563,11 @@ def _authored_scenarios(draw: st.DrawFn) -> dict[str, Any]:
 focus("EXEC-3", _authored_scenarios(), "presentation")
 
 
-AUTHORED_FAILURE: Mapping[str, Any] = {"isError": True, "error": {"message": "quota exceeded"}}
+AUTHORED_FAILURE: Mapping[str, Any] = {
+    "isError": True,
+    "error": {"message": "quota exceeded"},
+    "content": [{"type": "text", "text": "quota exceeded"}],
+}
 
 
 @st.composite
