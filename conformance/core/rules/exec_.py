@@ -299,6 +299,18 @@ def _not_a_result(value: Any) -> bool:
     return value is not MISSING and value is not None and not isinstance(value, Mapping)
 
 
+def _published_once(view: View, call: CallView) -> list[str]:
+    """Problems with "finalizeContent ran once and every observer was notified once"."""
+    problems: list[str] = []
+    spec = resolved_spec(view, call, static_only=True)
+    if spec is not None and "finalizeContent" in spec and call.finalizer_calls != 1:
+        problems.append(f"finalizeContent ran {call.finalizer_calls} times")
+    observers = len(view.listeners("observers", call.spec.get("agent")))
+    if observers and call.notifications != observers:
+        problems.append(f"{call.notifications / observers:g} tools/result notifications")
+    return problems
+
+
 def _returned_failures(view: View, call: CallView) -> Iterator[Verdict]:
     """A wrapper that *returns* instead of throwing: a non-result, or its own failure."""
     returned = _outer_return(view, call)
@@ -320,12 +332,7 @@ def _returned_failures(view: View, call: CallView) -> Iterator[Verdict]:
     if not call.is_error:
         problems.append("the result is a success")
     if message is None:
-        spec = resolved_spec(view, call, static_only=True)
-        if spec is not None and "finalizeContent" in spec and call.finalizer_calls != 1:
-            problems.append(f"finalizeContent ran {call.finalizer_calls} times")
-        observers = len(view.listeners("observers", agent))
-        if observers and call.notifications != observers:
-            problems.append(f"{call.notifications / observers:g} tools/result notifications")
+        problems += _published_once(view, call)
         yield require(
             not problems,
             call.id,
@@ -362,18 +369,12 @@ def EXEC_4(view: View) -> Iterator[Verdict]:
             continue
         if not call.threw("wrapper"):
             continue
-        spec = resolved_spec(view, call, static_only=True)
-        agent = call.spec.get("agent")
         problems: list[str] = []
         if not call.is_error:
             problems.append("the result is a success")
         if call.entered("post-execute"):
             problems.append("post-execute was entered")
-        if spec is not None and "finalizeContent" in spec and call.finalizer_calls != 1:
-            problems.append(f"finalizeContent ran {call.finalizer_calls} times")
-        observers = len(view.listeners("observers", agent))
-        if observers and call.notifications != observers:
-            problems.append(f"{call.notifications / observers:g} tools/result notifications")
+        problems += _published_once(view, call)
         yield require(
             not problems,
             call.id,
