@@ -26,6 +26,20 @@ from reference.code_mode import CodeSdk
 from reference.registry import Prepared, _code_failure, _compile, _content, _settle
 
 
+def _write_log(sdk: CodeSdk, call_id: str, name: str, result: ToolResult, content: Any) -> None:
+    """Append a sub-dispatch's durable log entry as the reference does (CODE-3)."""
+    sdk._registry.log.append(
+        {
+            "type": "tool/code-dispatch",
+            "id": call_id,
+            "parentCallId": sdk._outer.call_id,
+            "name": name,
+            "isError": result.is_error,
+            "content": thaw(content),
+        }
+    )
+
+
 @mutant("CODE-1,SCOPE-2", "under mode code, model-direct calls to native tools still execute")
 class DirectNativeCallsUnderCode(Registry):
     """``run_code`` is added to the direct view instead of replacing it: the model can skip
@@ -132,16 +146,7 @@ class LogCopyLostOnListenerFailure(CodeSdk):
             content: Any = _content(await step(0), "$.content")
         except Exception:
             content = ()  # the bug
-        self._registry.log.append(
-            {
-                "type": "tool/code-dispatch",
-                "id": call_id,
-                "parentCallId": self._outer.call_id,
-                "name": name,
-                "isError": result.is_error,
-                "content": thaw(content),
-            }
-        )
+        _write_log(self, call_id, name, result, content)
 
 
 @mutant(
@@ -165,16 +170,7 @@ class LogListenerFailureFailsDispatch(CodeSdk):
             return await _settle(listeners[i](record, lambda: step(i + 1)))
 
         content = _content(await step(0), "$.content")  # the bug: no try, no fallback
-        self._registry.log.append(
-            {
-                "type": "tool/code-dispatch",
-                "id": call_id,
-                "parentCallId": self._outer.call_id,
-                "name": name,
-                "isError": result.is_error,
-                "content": thaw(content),
-            }
-        )
+        _write_log(self, call_id, name, result, content)
 
 
 @mutant("CODE-4", "run_code is reserved in the global layer only: an agent may shadow it")
@@ -241,13 +237,4 @@ class LogReplacementNeverReached(CodeSdk):
             content: Any = _content(await step(0), "$.content")
         except Exception:
             content = result.content  # CODE-3's fallback, reached every time
-        self._registry.log.append(
-            {
-                "type": "tool/code-dispatch",
-                "id": call_id,
-                "parentCallId": self._outer.call_id,
-                "name": name,
-                "isError": result.is_error,
-                "content": thaw(content),
-            }
-        )
+        _write_log(self, call_id, name, result, content)
