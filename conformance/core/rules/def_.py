@@ -127,7 +127,14 @@ focus("DEF-1", _layered_tools(), "scopes")
 
 @rule("DEF-2", "Whitelisted model-visible schemas")
 def DEF_2(view: View) -> Iterator[Verdict]:
-    """Each entry has exactly name, description, parameters; schemas are copies."""
+    """Each entry has exactly name, description, parameters; schemas are copies.
+
+    The definition an entry must show is the one its scope resolves *at that
+    action*: for a registry that registers and disposes tools between reads, the
+    lifecycle replayed from the trace (:func:`walk`) says which.
+    """
+    lifecycle = None if view.lifecycle_static else walk(view)
+    states = {i: active for i, _, _, active, _ in lifecycle.steps} if lifecycle else {}
     for index, action, answer in view.answers("schemas"):
         entries = answer.get("schemas")
         if not isinstance(entries, list):
@@ -142,11 +149,13 @@ def DEF_2(view: View) -> Iterator[Verdict]:
             if keys != MODEL_VISIBLE:
                 problems.append(f"entry {entry.get('name')!r} has keys {sorted(keys)}")
             name = entry.get("name")
-            spec = (
-                view.catalog_tool(str(name), scope)
-                if view.lifecycle_static and name != RUN_CODE
-                else None
-            )
+            spec: Mapping[str, Any] | None = None
+            if name == RUN_CODE:
+                pass
+            elif view.lifecycle_static:
+                spec = view.catalog_tool(str(name), scope)
+            elif index in states:
+                spec = resolve(states[index].values(), str(name), scope)
             if spec is None:
                 continue
             if "description" in spec and entry.get("description") != spec["description"]:
@@ -217,7 +226,68 @@ def _whitelist_scenarios(draw: st.DrawFn) -> s.Scenario:
     return s.scenario("generated/DEF-2", tools, actions)
 
 
-focus("DEF-2", _whitelist_scenarios())
+# Registered and refused by one layer, with stricter or looser parameters than another.
+_LOOSE: Mapping[str, Any] = {"type": "object"}
+_STRICT: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}},
+    "required": ["path"],
+    "additionalProperties": False,
+}
+_HISTORY_ARGUMENTS: st.SearchStrategy[dict[str, Any]] = st.sampled_from(
+    [{"path": "a"}, {}, {"path": 1}, {"path": "a", "extra": 1}]
+)
+
+
+@st.composite
+def history_scenarios(draw: st.DrawFn) -> s.Scenario:
+    """Registry changes interleaved with reads: a name in two to four layers (global,
+    agent-scoped; stricter or looser parameters than each other), some registered only
+    later; reads and calls mostly from the agent that has a shadow, around a sequence
+    of register / dispose / re-register / ``schemas()`` / calls."""
+    name = draw(s.NAMES)
+    who = draw(st.sampled_from(["main", "helper"]))
+    strict = draw(st.booleans())
+    layers = [(None, strict), (who, not strict if draw(st.integers(0, 2)) else strict)]
+    layers += draw(
+        st.lists(st.tuples(st.sampled_from([None, "main", "helper"]), st.booleans()), max_size=2)
+    )
+    tools = []
+    for i, (scope, tight) in enumerate(layers):
+        tool = s.tool(
+            name,
+            [{"return": f"v{i}"}],
+            key=f"{name}#{i}",
+            description=f"layer {i}: {'strict' if tight else 'loose'} {scope or 'global'}",
+            parameters=dict(_STRICT if tight else _LOOSE),
+        )
+        if scope is not None:
+            tool["scope"] = scope
+        if i and not draw(st.integers(0, 1 if i > 1 else 2)):
+            tool["registered"] = False
+        tools.append(tool)
+    keys = [t["key"] for t in tools]
+    agents = st.sampled_from([who, who, who, None, "main", "helper"])
+    actions: list[dict[str, Any]] = [{"schemas": {"scope": who}}]
+    for i, kind in enumerate(
+        draw(st.lists(st.sampled_from(["change", "read", "call", "call"]), min_size=2, max_size=7))
+    ):
+        if kind == "change":
+            verb = draw(st.sampled_from(["register", "register", "dispose"]))
+            late: list[str] = [t["key"] for t in tools if t.get("registered") is False]
+            pool = late if verb == "register" and late and draw(st.booleans()) else keys
+            actions.append({verb: draw(st.sampled_from(pool))})
+        elif kind == "read":
+            agent = draw(agents)
+            actions.append({"schemas": {"scope": agent} if agent else {}})
+        else:
+            arguments = dict(draw(_HISTORY_ARGUMENTS))
+            actions.append({"call": s.call(f"c{i}", name, arguments, agent=draw(agents))})
+    actions.append({"schemas": {"scope": who}})
+    return s.scenario("generated/history", tools, actions)
+
+
+focus("DEF-2", st.one_of(_whitelist_scenarios(), history_scenarios()))
 
 
 # ------------------------------------------------------------------- DEF-3 / DEF-4 / DEF-5 / DEF-6
@@ -549,11 +619,21 @@ def DEF_5(view: View) -> Iterator[Verdict]:
         if call is not None and call.returned and call.spec["name"] in shadowed and plain:
             target = resolve(active.values(), str(call.spec["name"]), call.spec.get("agent"))
             simple, value = _simple_value(target) if target is not None else (False, None)
-            if (
-                target is not None
-                and simple
-                and args_valid(target, call.spec.get("arguments", {})) is True
-            ):
+            valid = (
+                args_valid(target, call.spec.get("arguments", {})) if target is not None else None
+            )
+            if valid is False:
+                # Stricter or looser parameters than the other layer: the call is checked
+                # against the definition it resolves to, not against the other one.
+                yield require(
+                    call.code == ErrorCode.INVALID_ARGS and not call.body_entered,
+                    call.id,
+                    f"a call from agent {call.spec.get('agent')!r} resolves to the "
+                    f"{'scoped' if target and target.get('scope') else 'global'} "
+                    f"{call.spec['name']!r}, whose parameters refuse its arguments: it must be "
+                    f"{ErrorCode.INVALID_ARGS} without running a body (code={call.code})",
+                )
+            if target is not None and simple and valid is True:
                 got = (call.result or {}).get("value")
                 yield require(
                     not call.is_error and got == value,
@@ -569,14 +649,13 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                 if not isinstance(entry, Mapping) or entry.get("name") not in shadowed:
                     continue
                 shown = resolve(active.values(), str(entry["name"]), scope)
-                if (
-                    shown is not None
-                    and "description" in shown
-                    and entry.get("description") != shown["description"]
-                ):
-                    problems.append(
-                        f"{entry['name']!r} is described as {entry.get('description')!r}"
-                    )
+                if shown is None:
+                    continue
+                for field_name in ("description", "parameters"):
+                    if field_name in shown and entry.get(field_name) != shown[field_name]:
+                        problems.append(
+                            f"{entry['name']!r} shows {field_name} {entry.get(field_name)!r}"
+                        )
             yield require(
                 not problems,
                 f"schemas({scope}) [action {index}]",
@@ -610,7 +689,7 @@ def _layer_scenarios(draw: st.DrawFn) -> s.Scenario:
     return s.scenario("generated/DEF-5", tools, actions)
 
 
-focus("DEF-5", _layer_scenarios(), "scopes")
+focus("DEF-5", st.one_of(_layer_scenarios(), history_scenarios()), "scopes")
 
 
 # ------------------------------------------------------------------- DEF-6
@@ -689,4 +768,4 @@ def _dispose_scenarios(draw: st.DrawFn) -> s.Scenario:
     return s.scenario("generated/DEF-6", tools, actions)
 
 
-focus("DEF-6", _dispose_scenarios(), "scopes")
+focus("DEF-6", st.one_of(_dispose_scenarios(), history_scenarios()), "scopes")

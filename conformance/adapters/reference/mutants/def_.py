@@ -5,6 +5,8 @@ Read beside ``conformance/core/rules/def_.py``.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -170,3 +172,55 @@ class GlobalOnlyDisposer(Registry):
             self._global.pop(name, None)  # the bug
 
         return dispose
+
+
+@mutant("DEF-5", "a scoped shadow runs, but its arguments are checked against the global tool")
+class ShadowCheckedByGlobal(Registry):
+    """Validation looks the name up in the shared catalogue first: an agent whose own
+    ``read_file`` is stricter (or looser) than the global one has its calls checked by
+    the global parameters and then run by its own body."""
+
+    def _resolve(self, name: str, scope: str | None, parent: Any) -> Any:
+        tool = super()._resolve(name, scope, parent)
+        shared = self._global.get(name)
+        if tool is None or shared is None or shared is tool:
+            return tool
+        return dataclasses.replace(tool, params_validator=shared.params_validator)  # the bug
+
+
+@mutant("DEF-5", "schemas() shows a scoped shadow with the global tool's parameters")
+class ShadowShowsGlobalParameters(Registry):
+    """The entry is rebuilt from the scoped description but the parameters are taken from
+    the global registration: the model is told one argument shape, the agent's tool
+    checks another."""
+
+    def schemas(self, scope: str | None = None) -> list[dict[str, Any]]:
+        out = super().schemas(scope)
+        for entry in out:
+            shared = self._global.get(entry["name"])
+            if shared is not None:
+                entry["parameters"] = thaw(shared.parameters)  # the bug
+        return out
+
+
+@mutant(
+    "DEF-2,DEF-5", "schemas() caches its list per scope, cleared on dispose but not on register"
+)
+class SchemasStaleAfterRegister(Registry):
+    """A cache for speed, invalidated where someone remembered to: a tool (or a shadow)
+    registered after the first read never shows up, or shows the old definition."""
+
+    def schemas(self, scope: str | None = None) -> list[dict[str, Any]]:
+        cache: dict[str | None, list[dict[str, Any]]] = self.__dict__.setdefault("_lists", {})
+        if scope not in cache:
+            cache[scope] = super().schemas(scope)
+        return copy.deepcopy(cache[scope])
+
+    def register(self, definition: Mapping[str, Any], scope: str | None = None) -> Any:
+        dispose = super().register(definition, scope)  # the bug: the cache is kept
+
+        def disposer() -> None:
+            self.__dict__.pop("_lists", None)
+            dispose()
+
+        return disposer
