@@ -328,6 +328,8 @@ def _body_contexts(view: View, call: CallView) -> list[Any] | None:
     if not call.body_entered:
         return []
     ran = executed(spec.get("execute", []))
+    if any("forward" in step for step in ran):
+        return None  # a composite body: what it forwards is CTX-1's and CTX-2's to judge
     contexts = [step["deferContext"] for step in ran if "deferContext" in step]
     return None if has_special(contexts) else contexts
 
