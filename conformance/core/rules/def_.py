@@ -622,16 +622,24 @@ def DEF_5(view: View) -> Iterator[Verdict]:
             valid = (
                 args_valid(target, call.spec.get("arguments", {})) if target is not None else None
             )
-            if valid is False:
-                # Stricter or looser parameters than the other layer: the call is checked
-                # against the definition it resolves to, not against the other one.
+            if target is not None and valid is False:
+                # Stricter or looser parameters than another layer: whether the resolved
+                # definition refuses the arguments is PIPE-4's; DEF-5's is that no *other*
+                # layer's body ran them (checked against the other layer's parameters).
+                others = {
+                    repr(v)
+                    for o in active.values()
+                    if o is not target and o["name"] == target["name"]
+                    for ok, v in [_simple_value(o)]
+                    if ok and v != value
+                }
+                got = (call.result or {}).get("value")
                 yield require(
-                    call.code == ErrorCode.INVALID_ARGS and not call.body_entered,
+                    call.is_error or not simple or repr(got) not in others,
                     call.id,
                     f"a call from agent {call.spec.get('agent')!r} resolves to the "
-                    f"{'scoped' if target and target.get('scope') else 'global'} "
-                    f"{call.spec['name']!r}, whose parameters refuse its arguments: it must be "
-                    f"{ErrorCode.INVALID_ARGS} without running a body (code={call.code})",
+                    f"{'scoped' if target.get('scope') else 'global'} {call.spec['name']!r}, "
+                    f"but another layer's body answered it (value {got!r})",
                 )
             if target is not None and simple and valid is True:
                 got = (call.result or {}).get("value")
