@@ -267,6 +267,15 @@ def _finish_run(
     print(f"{'group':<{width}}  {'pass':>4}  {'fail':>4}  {'other':>5}", file=out)
     for group, passed, failing, other in rows:
         print(f"{group:<{width}}  {passed:>4}  {failing:>4}  {other:>5}", file=out)
+    if result.coverage is not None:
+        cov = result.coverage
+        never = len(cov["notAttempted"])
+        print(
+            f"attack surface: {cov['attemptedCells']} of {cov['cells']} cells attempted"
+            + (f" ({never} never: see the report's coverage section)" if never else "")
+            + (f", {len(cov['excluded'])} excluded by capabilities" if cov["excluded"] else ""),
+            file=out,
+        )
     quiet = (Status.PASS, Status.UNTESTED, Status.SKIPPED, Status.EXPECTED_FAIL)
     listed = [o for o in result.rules if o.status not in quiet]
     if listed:
