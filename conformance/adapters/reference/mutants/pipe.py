@@ -14,9 +14,18 @@ from typing import Any, ClassVar
 
 from jsonschema.validators import Draft202012Validator
 
-from conformance.adapters.reference.mutants._base import mutant
-from reference import FrozenDict, Registry, ToolExecution, ToolExecutionInput, materialize
-from reference.registry import Prepared, _finalize
+from conformance.adapters.reference import ReferenceAdapter
+from conformance.adapters.reference.mutants._base import PatchedAdapter, mutant
+from reference import (
+    FrozenDict,
+    Registry,
+    ToolExecution,
+    ToolExecutionInput,
+    materialize,
+    run_batch,
+)
+from reference._types import DispatchExecution
+from reference.registry import Prepared, ToolRunContext, _finalize
 
 
 @mutant("PIPE-1", "finalizeContent runs on the dispatch result, before post-execute")
@@ -221,3 +230,65 @@ class ParentLeaks(_OneFieldLeaks):
     @deepseek-ai/dsh-tools 0.1.0-rc.8)."""
 
     LEAKS = "parent"
+
+
+# ------------------------------------------------- the views write through
+
+
+_WRITABLE: frozenset[str] = frozenset({"call_id", "name", "arguments", "agent", "parent"})
+
+
+class _WriteThroughDispatch(DispatchExecution):
+    """The ``tools/execute`` view, but an identity or arguments write goes to the execution."""
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if key in _WRITABLE:
+            setattr(self._execution, key, value)  # the bug: the shared execution changes
+            return
+        super().__setattr__(key, value)
+
+    def __delattr__(self, key: str) -> None:  # type: ignore[override]
+        if key in _WRITABLE:
+            delattr(self._execution, key)  # the bug
+            return
+        super().__delattr__(key)
+
+
+class _WriteThroughContext(ToolRunContext):
+    """The body's run context, but an identity or arguments write goes to the execution."""
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if key not in _WRITABLE:
+            super().__setattr__(key, value)  # refused, as in the reference
+            return
+        setattr(self._execution, key, value)  # the bug
+
+    def __delattr__(self, key: str) -> None:
+        if key not in _WRITABLE:
+            raise AttributeError(f"{key!r} cannot be deleted")
+        delattr(self._execution, key)  # the bug
+
+
+def _views_write_through() -> PatchedAdapter:
+    """A registry whose execution is a plain (mutable) record, and whose two views -- the
+    dispatch view a ``tools/execute`` wrapper gets and the run context the body gets --
+    are convenience proxies that forward attribute writes to it: "the view is read-only"
+    was only ever true of its getters. A wrapper or a body that assigns or deletes
+    ``name``, ``callId``, ``agent``, ``parent`` or ``arguments`` changes the call every
+    later stage, finalizeContent and the observers see."""
+    return PatchedAdapter(
+        ReferenceAdapter(name="pipe.views-write-through", batch=run_batch),
+        {
+            ("reference.registry", "ToolExecution"): MutableExecution,
+            ("reference.registry", "DispatchExecution"): _WriteThroughDispatch,
+            ("reference.registry", "ToolRunContext"): _WriteThroughContext,
+        },
+    )
+
+
+mutant(
+    "PIPE-3",
+    "the wrapper's dispatch view and the body's run context forward writes to the execution",
+    replaces="adapter",
+    name="views-write-through",
+)(_views_write_through)
