@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import math
 import os
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from typing import Final, TextIO
 
 from conformance.adapters import load_adapter
 from conformance.core.adapter import Adapter, AdapterError
+from conformance.transport.policy import check_seconds
 
 __all__ = [
     "EXIT_FAIL",
@@ -66,9 +66,14 @@ def debug_enabled() -> bool:
 
 
 def check_deadline(value: float | None, option: str = "--deadline") -> None:
-    """A deadline must be a positive, finite number of seconds."""
-    if value is not None and not (math.isfinite(value) and value > 0):
-        raise UsageError(f"{option} must be a positive number of seconds, got {value}")
+    """A deadline must be a positive, finite number of seconds (the transports' own check,
+    :func:`conformance.transport.policy.check_seconds`, made a usage error)."""
+    if value is None:
+        return
+    try:
+        check_seconds(option, value)
+    except AdapterError as e:
+        raise UsageError(str(e)) from None
 
 
 def load(args: argparse.Namespace, spec: str | None = None) -> Adapter:

@@ -79,7 +79,7 @@ class Limits:
             value = getattr(self, name)
             if type(value) is not int or value <= 0:
                 raise AdapterError(f"{name} must be a positive integer, got {value!r}")
-        _check_seconds("kill_grace_s", self.kill_grace_s, allow_zero=True)
+        check_seconds("kill_grace_s", self.kill_grace_s, allow_zero=True)
 
 
 class SessionOptions(TypedDict, total=False):
@@ -94,7 +94,8 @@ class SessionOptions(TypedDict, total=False):
     limits: Limits | None
 
 
-def _check_seconds(name: str, value: float, *, allow_zero: bool = False) -> None:
+def check_seconds(name: str, value: float, *, allow_zero: bool = False) -> None:
+    """The one check of a duration option (the CLI's ``--deadline`` too): finite, positive."""
     ok = isinstance(value, int | float) and math.isfinite(value)
     if not ok or value < 0 or (value == 0 and not allow_zero):
         wanted = "a non-negative" if allow_zero else "a positive"
@@ -144,8 +145,8 @@ class SessionAdapter:
         validate_protocol: bool = False,
         limits: Limits | None = None,
     ) -> None:
-        _check_seconds("the deadline", deadline_s)
-        _check_seconds("the start deadline", start_deadline_s)
+        check_seconds("the deadline", deadline_s)
+        check_seconds("the start deadline", start_deadline_s)
         for name, value in (
             ("max_restarts", max_restarts),
             ("max_consecutive", max_consecutive),
