@@ -66,6 +66,8 @@ class Cell:
     #: (a kept value), and the steps it then runs; None when nothing must be kept.
     keeper: str | None = None
     keep: tuple[Mapping[str, Any], ...] = ()
+    #: Steps the writing callable runs right after the write (the table's ``then``).
+    then: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def id(self) -> str:
@@ -142,6 +144,7 @@ def _cells(
             capabilities=frozenset(entry["capabilities"]),
             keeper=obj.get("keeper"),
             keep=tuple(obj.get("keep", ())),
+            then=tuple(obj.get("then", ())),
         )
 
 
@@ -247,10 +250,12 @@ def probe_scenario(cell: Cell, call_id: str = "c0") -> dict[str, Any] | None:
     """
     if cell.stage == "code-dispatch-log":
         return _code_probe(cell, call_id)
-    mutate = [{"mutate": dict(cell.step)}]
+    mutate = [{"mutate": dict(cell.step)}, *(dict(step) for step in cell.then)]
 
     def at(stage: str, *, result: bool = False) -> list[dict[str, Any]]:
         seen: list[dict[str, Any]] = [{"observe": "arguments"}, {"observe": "execution"}]
+        if cell.then:
+            seen.append({"observe": "signal"})
         if result:
             seen.append({"observe": "result"})
         return seen + (mutate if cell.stage == stage else [])
@@ -334,7 +339,15 @@ def _code_probe(cell: Cell, call_id: str) -> dict[str, Any]:
             }
         ],
         "codeDispatchLog": [
-            {"id": "first", "steps": [*seen, {"mutate": dict(cell.step)}, {"delegate": True}]},
+            {
+                "id": "first",
+                "steps": [
+                    *seen,
+                    {"mutate": dict(cell.step)},
+                    *(dict(step) for step in cell.then),
+                    {"delegate": True},
+                ],
+            },
             {"id": "later", "steps": [*seen, {"delegate": True}]},
         ],
         "observers": [{"id": "log", "steps": [{"observe": "execution"}, {"observe": "result"}]}],
