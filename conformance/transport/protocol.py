@@ -293,10 +293,11 @@ class HarnessSession:
 
 
 def encode_answer(answer: Mapping[str, Any]) -> str:
-    """An answer as one strict-JSON line; ``errored`` when it is not strict JSON (a NaN...)."""
+    """An answer as one strict-JSON line; ``errored`` when it is not strict JSON (a NaN, an
+    object JSON has no form for, a cycle)."""
     try:
         return encode(answer)
-    except ValueError as e:
+    except (ValueError, TypeError, RecursionError) as e:
         context = f"the answer is not strict JSON: {e}"
         return encode({"type": "errored", "seq": answer.get("seq"), "context": context})
 

@@ -49,3 +49,22 @@ def test_not_json_is_a_value_error_not_out_of_bounds() -> None:
     assert not isinstance(caught.value, OutOfBounds)
     with pytest.raises(ValueError, match="NaN is not JSON"):
         loads_bounded("[NaN]")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [float("nan"), object(), {1j}],
+    ids=["nan", "an-object", "a-set"],
+)
+def test_an_answer_json_has_no_form_for_is_errored_not_a_crash(bad: Any) -> None:
+    """A served in-process adapter whose trace holds a value JSON cannot hold answers
+    ``errored`` for that scenario (the session goes on), never crashes the harness."""
+    from conformance.transport.protocol import encode_answer
+
+    line = encode_answer({"type": "trace", "seq": 7, "trace": {"events": [{"v": bad}]}})
+    answer = json.loads(line)
+    assert answer["type"] == "errored" and answer["seq"] == 7
+    assert "not strict JSON" in answer["context"]
+    cyclic: dict[str, Any] = {"type": "trace", "seq": 8}
+    cyclic["trace"] = cyclic
+    assert json.loads(encode_answer(cyclic))["type"] == "errored"
