@@ -15,9 +15,11 @@ from reference import (
     Registry,
     ToolExecution,
     ToolExecutionInput,
+    ToolFailure,
     ToolResult,
     ToolSuccess,
     failure,
+    materialize,
     text,
     thaw,
 )
@@ -400,3 +402,143 @@ class PreDecisionReadAtDispatch(Registry):
             self._end(run, "denied", failure(str(decision.get("reason") or "denied")))
             return
         await super().dispatch(run)
+
+
+# ------------------------------------------------ in-place edits: the result as a mutable draft
+#
+# Each mutant below hands a late stage a mutable form of the result (its JSON form, a plain
+# dict, as a JavaScript registry would) and goes on with what the stage left in it, where the
+# reference hands every stage a deep-frozen result: a write to a top-level field or inside the
+# content then takes effect (attack-surface objects ``result.*``). A reader of the draft is
+# tolerant, as JSON readers are: a missing field reads as absent (a deleted ``isError`` reads
+# as a success, so deleting it from a success changes nothing).
+
+
+def _from_draft(draft: Mapping[str, Any], like: ToolResult) -> ToolResult:
+    """The result a draft now describes (contexts and turn mark as ``like`` had them)."""
+    content = regmod._content(draft.get("content", []), "$.content")
+    meta = materialize(draft.get("meta"), "$.meta")
+    if draft.get("isError"):
+        error = draft.get("error")
+        message = error.get("message") if isinstance(error, Mapping) else None
+        return ToolFailure(
+            message=str(message or ""),
+            content=content,
+            info=like.info if isinstance(like, ToolFailure) else None,
+            meta=meta,
+            additional_contexts=like.additional_contexts,
+        )
+    return ToolSuccess(
+        value=materialize(draft.get("value"), "$.value"),
+        content=content,
+        meta=meta,
+        additional_contexts=like.additional_contexts,
+        concludes_turn=isinstance(like, ToolSuccess) and like.concludes_turn,
+    )
+
+
+@mutant("OUT-2,RES-3", "post-execute listeners edit the result in place: their writes are kept")
+class PostExecuteEditsInPlace(Registry):
+    """Tempting: "a listener that only wants to redact a line should not have to build an
+    accept decision": post-execute listeners are handed the result as a mutable draft, and a
+    listener that calls ``next()`` accepts *what it left in the draft*. A listener that assigns
+    ``result.value`` or edits a content block changes the outcome without a decision -- the
+    value is no longer revalidated or re-rendered (POST-2), content and value disagree."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._drafts: dict[str, dict[str, Any]] = {}
+
+    def _scoped_entries(self, event: str, agent: str | None) -> list[Listener]:
+        entries = super()._scoped_entries(event, agent)
+        if event != "tools/post-execute":
+            return entries
+        return [self._handed_the_draft(entry) for entry in entries]
+
+    def _handed_the_draft(self, listener: Listener) -> Listener:
+        def handed(execution: ToolExecution, result: ToolResult, next_: Any) -> Any:
+            return listener(execution, self._drafts.get(execution.call_id, result), next_)
+
+        return handed
+
+    async def _post_execute(
+        self, run: Prepared, result: ToolResult
+    ) -> tuple[ToolResult, bool, Sequence[Any]]:
+        draft = self._drafts[run.execution.call_id] = result.to_json()  # a mutable copy
+        try:
+            out, blocked, contexts = await super()._post_execute(run, result)
+        finally:
+            self._drafts.pop(run.execution.call_id, None)
+        if out is result:  # accepted unchanged: unchanged as the listeners left it
+            out = _from_draft(draft, result)  # the bug: the draft's edits are the outcome
+        return out, blocked, contexts
+
+
+@mutant(
+    "FIN-3",
+    "finalizeContent edits the result in place: every field it changes is kept",
+    replaces="reference.registry:_finalize",
+)
+def finalizer_edits_in_place(finalizer: Any, execution: ToolExecution, result: ToolResult) -> Any:
+    """An API that lets the finalizer "trim the content in place" instead of returning new
+    content: it is handed a mutable draft of the result, and when it returns nothing the
+    registry publishes the draft as the finalizer left it. Content edits were the point; but a
+    finalizer that deletes the content or the value, or sets ``isError``, rewrites the truth
+    the registry owns (FIN-3)."""
+    draft = result.to_json()
+    published = _ORIGINAL_FINALIZE(lambda e, _: finalizer(e, draft), execution, result)
+    if published is result:  # it returned nothing: the draft, as it left it
+        return _from_draft(draft, result)  # the bug
+    return published
+
+
+@mutant("RES-1,RES-2", "the tools/result observers share one mutable payload of the result")
+class ObserversShareOnePayload(Registry):
+    """An optimization: the result is serialized once per call, and that one dict is handed to
+    every observer (the log, the UI, telemetry). An observer that edits or deletes a field of
+    its payload -- a logger that pops the bulky ``value`` before writing, say -- changes what
+    every later observer receives, and observers no longer agree with the caller."""
+
+    def _scoped_entries(self, event: str, agent: str | None) -> list[Listener]:
+        entries = super()._scoped_entries(event, agent)
+        if event != "tools/result" or not entries:
+            return entries
+        payloads: dict[int, dict[str, Any]] = {}
+
+        def sharing(observe: Listener) -> Listener:
+            def observer(execution: ToolExecution, result: ToolResult) -> Any:
+                payload = payloads.setdefault(id(result), result.to_json())  # the bug: shared
+                return observe(execution, payload)
+
+            return observer
+
+        return [sharing(entry) for entry in entries]
+
+
+@mutant("POST-1", "a call's route is read from the kept pre-execute decision when it completes")
+class RouteReadFromKeptDecision(Registry):
+    """Tempting as "one source of truth": the run keeps the waterfall's decision object, and
+    the route of the call (does it pass post-execute?) is looked up from it when the call
+    completes instead of being recorded when the policy stages ended. The decision is the
+    listener's own mapping: a guard, a wrapper or the body that later writes ``kind`` (to
+    ``deny``, or deletes it) makes a call that was allowed and ran skip post-execute, as if it
+    had been denied."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._decisions: dict[str, Mapping[str, Any]] = {}
+
+    async def _pre_execute(self, execution: ToolExecution) -> Mapping[str, Any]:
+        decision = await super()._pre_execute(execution)
+        self._decisions[execution.call_id] = decision  # the bug: the live object, kept
+        return decision
+
+    async def complete(self, run: Prepared) -> ToolResult:
+        decision = self._decisions.pop(run.execution.call_id, None)
+        if (
+            run.outcome == "dispatched"
+            and isinstance(decision, Mapping)
+            and decision.get("kind") not in ("allow", "ask")
+        ):
+            run.outcome = "denied"  # routed as the decision now reads
+        return await super().complete(run)
