@@ -381,11 +381,8 @@ class InternedApprovalRequests(Registry):
         return f"the approval service gave an unrecognized answer ({answer!r}); denied"
 
 
-@mutant("PRE-1", "the pre-execute decision is read again at dispatch: a late deny there wins")
-class PreDecisionReadAtDispatch(Registry):
-    """The waterfall's decision object is kept and consulted once more right before the
-    wrappers and the body ("in case policy changed its mind"): a write to it after the
-    waterfall settled -- by a guard, say -- turns an allowed call into a denied one."""
+class _KeepsPreDecisions(Registry):
+    """Keeps each call's pre-execute decision: the listener's own mapping, not a snapshot."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -395,6 +392,13 @@ class PreDecisionReadAtDispatch(Registry):
         decision = await super()._pre_execute(execution)
         self._decisions[execution.call_id] = decision  # the bug: the live object, kept
         return decision
+
+
+@mutant("PRE-1", "the pre-execute decision is read again at dispatch: a late deny there wins")
+class PreDecisionReadAtDispatch(_KeepsPreDecisions):
+    """The waterfall's decision object is kept and consulted once more right before the
+    wrappers and the body ("in case policy changed its mind"): a write to it after the
+    waterfall settled -- by a guard, say -- turns an allowed call into a denied one."""
 
     async def dispatch(self, run: Prepared) -> None:
         decision = self._decisions.pop(run.execution.call_id, None)
@@ -516,22 +520,13 @@ class ObserversShareOnePayload(Registry):
 
 
 @mutant("POST-1", "a call's route is read from the kept pre-execute decision when it completes")
-class RouteReadFromKeptDecision(Registry):
+class RouteReadFromKeptDecision(_KeepsPreDecisions):
     """Tempting as "one source of truth": the run keeps the waterfall's decision object, and
     the route of the call (does it pass post-execute?) is looked up from it when the call
     completes instead of being recorded when the policy stages ended. The decision is the
     listener's own mapping: a guard, a wrapper or the body that later writes ``kind`` (to
     ``deny``, or deletes it) makes a call that was allowed and ran skip post-execute, as if it
     had been denied."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._decisions: dict[str, Mapping[str, Any]] = {}
-
-    async def _pre_execute(self, execution: ToolExecution) -> Mapping[str, Any]:
-        decision = await super()._pre_execute(execution)
-        self._decisions[execution.call_id] = decision  # the bug: the live object, kept
-        return decision
 
     async def complete(self, run: Prepared) -> ToolResult:
         decision = self._decisions.pop(run.execution.call_id, None)
