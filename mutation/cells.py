@@ -25,6 +25,7 @@ import argparse
 import fnmatch
 import json
 import logging
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -67,6 +68,18 @@ REASONS: Final[Sequence[tuple[tuple[str, ...], str]]] = (
         "Kit blind spot: `res.post-execute-edits-in-place` publishes `meta: {tampered: true}` "
         "on a tool that declares no `presentationMeta`, and no rule fails (OUT-3 judges meta "
         "only where a projection is declared).",
+    ),
+    (
+        ("*/execution.parent/delete",),
+        "Nothing to delete: the probe's calls are model-direct, so the execution has no "
+        "parent before the write and none after it; no registry can make that matter on this "
+        "probe (a nested call, e.g. from a `run_code` program, would be needed).",
+    ),
+    (
+        ("*/execution.new-field/add",),
+        "Cannot be seen: a field no registry defines is read by none of its stages, and a "
+        "trace's `observe: execution` records only callId, name, agent, hasParent and the "
+        "arguments, so even a registry that lets the field stick shows no difference.",
     ),
     (
         ("*/kept.pre-decision/add",),
@@ -152,7 +165,18 @@ def specific(
     }
 
 
-def markdown(matrix: Mapping[str, Sequence[Sequence[Any]]], command: str) -> str:
+def _measured_at(globs: Sequence[str]) -> str:
+    """The commit and the size of the (selected) catalogue, as the report states them."""
+    from conformance.adapters.reference.mutants import CATALOGUE
+
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    names = [n for n in CATALOGUE if not globs or any(fnmatch.fnmatchcase(n, g) for g in globs)]
+    return f"commit `{head or 'unknown'}`, {len(names)} mutants"
+
+
+def markdown(matrix: Mapping[str, Sequence[Sequence[Any]]], command: str, at: str = "") -> str:
     """The report: cells with their specific mutants, then the others grouped by reason."""
     broad = general(matrix)
     kills = specific(matrix)
@@ -169,7 +193,8 @@ def markdown(matrix: Mapping[str, Sequence[Sequence[Any]]], command: str) -> str
         command,
         "```",
         "",
-        f"{len(matrix)} cells; **{len(killing)} kill at least one specific mutant**, "
+        (f"Measured at {at}. " if at else "")
+        + f"{len(matrix)} cells; **{len(killing)} kill at least one specific mutant**, "
         f"{len(matrix) - len(killing)} kill none.",
         "",
         f"General mutants (killed by more than {GENERAL_SHARE:.0%} of the probes: wrong "
@@ -218,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = "nice -n 19 python mutation/cells.py" + (
             f" --mutants '{args.mutants}'" if globs else ""
         )
-        target.write_text(markdown(matrix, command), encoding="utf-8")
+        target.write_text(markdown(matrix, command, _measured_at(globs)), encoding="utf-8")
         print(f"wrote {target}", file=sys.stderr)
     for cell, found in specific(matrix).items():
         if found:
