@@ -89,10 +89,17 @@ def first_terminal(steps: Sequence[Mapping[str, Any]]) -> tuple[str, JSON] | Non
 
 
 def passive(steps: Sequence[Mapping[str, Any]]) -> bool:
-    """A delegating listener: only observations and yields, then ``delegate``."""
+    """A delegating listener: only observations, yields and attempted writes, then
+    ``delegate``. A write (``mutate``, ``keep``) changes nothing on a correct registry
+    (PIPE-3, RES-1: what a callable is handed is immutable or its own copy), so the
+    outcome rules go on judging the call; a replaced signal is not passive (EXEC-1)."""
     if not steps or steps[-1] != {"delegate": True}:
         return False
-    return all(set(step) <= {"observe", "yield"} for step in steps[:-1])
+    return all(
+        set(step) <= {"observe", "yield", "mutate", "keep"}
+        and not ("mutate" in step and step["mutate"].get("target") == "signal")
+        for step in steps[:-1]
+    )
 
 
 def may_abort(
