@@ -56,10 +56,17 @@ def _result_observations(call: CallView) -> list[Any]:
 def RES_1(view: View) -> Iterator[Verdict]:
     """One tools/result per execution, after finalization; observers can change nothing."""
     for call in view.calls:
-        if not call.returned:
-            continue
         observers = observers_for(view, call)
-        if not observers:
+        raised = call.raised_instead()
+        if raised is not None and observers:
+            # exactly one notification per execution: a run that raised published none
+            yield require(
+                False,
+                call.id,
+                f"execute raised instead of publishing one result to the observers: {raised}",
+            )
+            continue
+        if not call.returned or not observers:
             continue
         problems: list[str] = []
         for observer in observers:
