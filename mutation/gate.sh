@@ -9,7 +9,7 @@
 # (e.g. --rev, --work). Cost: see benchmarks/mutation.md ("A CI gate").
 set -eu
 cd "$(dirname "$0")/.."
-RATE="${MUTATION_GATE_RATE:-0.77}"
+RATE="${MUTATION_GATE_RATE:-0.80}"
 exec nice -n 19 python mutation/measure.py --sample 30 --min-per-file 1 --seed 11 \
     --exclude reference/example.py --gate "$RATE" \
     --work "${TMPDIR:-/tmp}/toolreg-mutation-gate" "$@"
