@@ -53,8 +53,8 @@ REASONS: Final[Sequence[tuple[tuple[str, ...], str]]] = (
         "A success whose `isError` is deleted still reads as a success to a tolerant reader "
         "(`res.post-execute-edits-in-place`, `res.finalizer-edits-in-place` read the draft "
         "back that way); a strict reader raises, which the finalize stage contains (FIN-4: "
-        "the result is kept) and post-execute turns into a POST-4 failure that no rule "
-        "judges while the listener is not passive.",
+        "the result is kept) and post-execute turns into a POST-4 failure (a listener "
+        "that raised), which is what a correct registry does with a broken listener too.",
     ),
     (
         ("post-execute/result.error/assign",),
@@ -62,12 +62,6 @@ REASONS: Final[Sequence[tuple[tuple[str, ...], str]]] = (
         "(`res.post-execute-edits-in-place`) ignores it. Only a registry that publishes the "
         "listener's dict itself, with no read-back, would publish a success with an error "
         "(RES-3); not bundled.",
-    ),
-    (
-        ("post-execute/result.meta/assign",),
-        "Kit blind spot: `res.post-execute-edits-in-place` publishes `meta: {tampered: true}` "
-        "on a tool that declares no `presentationMeta`, and no rule fails (OUT-3 judges meta "
-        "only where a projection is declared).",
     ),
     (
         ("*/execution.parent/delete",),
@@ -94,10 +88,18 @@ REASONS: Final[Sequence[tuple[tuple[str, ...], str]]] = (
         "denied and a dispatched call (FIN-2, RES-1).",
     ),
     (
-        ("wrapper/kept.pre-decision/assign", "wrapper/kept.pre-decision/delete"),
-        "Kit blind spot: on `res.route-read-from-kept-decision` the write takes effect (the "
-        "call that ran skips post-execute), but POST-1 judges only calls whose wrappers are "
-        "passive (observe/yield, then delegate), and the probe's wrapper has a `mutate` step.",
+        ("*/caller.arguments/assign", "*/caller.name/assign"),
+        "Not reachable behind the reference adapter: the caller's input it builds is a frozen "
+        "`ToolExecutionInput`, so the write raises before any registry could re-read it; a "
+        "registry that re-reads a mutable caller input (dsh-tools' plain objects) is "
+        "probed by these cells when its adapter hands one (not bundled).",
+    ),
+    (
+        ("*/execution.signal/replace",),
+        "Cannot matter once the body has settled: the caller's abort that follows the write "
+        "reaches no body (post-execute, finalizeContent, observers), and a body that replaces "
+        "its own signal reads back its own write; the cell is kept for registries that "
+        "re-dispatch (a retry wrapper) -- EXEC-1 and CANCEL-1 judge those.",
     ),
 )
 OPEN: Final = "Open: no bundled registry lets this write take effect yet."
