@@ -19,7 +19,7 @@ from conformance.core.evaluate import judge
 from conformance.core.model import View
 from conformance.core.rules.pipe import cell_scenarios, surface_cells
 from conformance.core.scenario import validate
-from conformance.core.surface import cells, probe_scenario
+from conformance.core.surface import cell, probe_scenario
 
 _LEAKS = {
     "name": "pipe.name-leaks",
@@ -34,8 +34,7 @@ def _failed(scenario: dict[str, Any], trace: dict[str, Any]) -> set[str]:
 
 
 def _probe(cell_id: str) -> dict[str, Any]:
-    cell = next(c for c in cells() if c.id == cell_id)
-    scenario = probe_scenario(cell)
+    scenario = probe_scenario(cell(cell_id))
     assert scenario is not None
     return scenario
 

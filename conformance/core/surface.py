@@ -35,6 +35,7 @@ __all__ = [
     "Gap",
     "Surface",
     "attempted",
+    "cell",
     "cells",
     "coverage",
     "gaps",
@@ -228,6 +229,14 @@ def cells(capabilities: Iterable[str] | None = None) -> list[Cell]:
         return list(everything)
     allowed = frozenset(capabilities)
     return [cell for cell in everything if cell.capabilities <= allowed]
+
+
+def cell(cell_id: str) -> Cell:
+    """The cell named ``stage/object/write`` (KeyError if the table has none)."""
+    for found in _default().cells:
+        if found.id == cell_id:
+            return found
+    raise KeyError(f"no attack-surface cell {cell_id!r}")
 
 
 def gaps() -> list[Gap]:

@@ -18,7 +18,7 @@ import pytest
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants import CATALOGUE
 from conformance.core.evaluate import judge
-from conformance.core.surface import cells, probe_scenario
+from conformance.core.surface import cell, probe_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,8 +28,7 @@ def _failed(scenario: dict[str, Any], trace: dict[str, Any]) -> set[str]:
 
 
 def _probe(cell_id: str) -> dict[str, Any]:
-    cell = next(c for c in cells() if c.id == cell_id)
-    scenario = probe_scenario(cell)
+    scenario = probe_scenario(cell(cell_id))
     assert scenario is not None
     return scenario
 
