@@ -198,6 +198,7 @@ def coverage(
     selected = None if rules is None else frozenset(rules)
     matrix: dict[str, dict[str, dict[str, int]]] = {}
     excluded: dict[str, list[str]] = {}
+    ids: list[str] = []
     not_selected = 0
     for cell in _default().cells:
         if not cell.capabilities <= allowed:
@@ -208,7 +209,7 @@ def coverage(
             continue
         row = matrix.setdefault(cell.stage, {}).setdefault(cell.object, {})
         row[cell.write] = int(counts.get(cell.id, 0))
-    ids = [f"{st}/{ob}/{wr}" for st, obs in matrix.items() for ob, ws in obs.items() for wr in ws]
+        ids.append(cell.id)
     never = [i for i in ids if not counts.get(i)]
     return {
         "cells": len(ids),
