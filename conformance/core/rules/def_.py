@@ -226,7 +226,7 @@ def _whitelist_scenarios(draw: st.DrawFn) -> s.Scenario:
     return s.scenario("generated/DEF-2", tools, actions)
 
 
-# Registered and refused by one layer, with stricter or looser parameters than another.
+# Parameters one layer of a name accepts and another refuses (history scenarios).
 _LOOSE: Mapping[str, Any] = {"type": "object"}
 _STRICT: Mapping[str, Any] = {
     "type": "object",
