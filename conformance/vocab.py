@@ -20,6 +20,7 @@ from typing import Any, Final
 __all__ = [
     "ACTION_DEADLINE_MESSAGE",
     "FAILING",
+    "NOT_CALLABLE",
     "NOT_RUN",
     "RUN_CODE",
     "STAGES",
@@ -85,6 +86,10 @@ class ErrorCode:
     ABORTED_BEFORE_DISPATCH: Final = "ABORTED_BEFORE_DISPATCH"
     TOOL_TIMEOUT: Final = "TOOL_TIMEOUT"
 
+
+# The projection kind for a definition field that holds no function (scenario.schema.json
+# ``projection``): the interpreters put this very string where a function belongs (DEF-3).
+NOT_CALLABLE: Final = "not-callable"
 
 # The code-mode entry point: the one tool name a scenario never defines itself.
 RUN_CODE: Final = "run_code"

@@ -56,9 +56,6 @@ class FrozenDict(Mapping[str, Any]):
     def __repr__(self) -> str:
         return f"FrozenDict({self._d!r})"
 
-    def __hash__(self) -> int:
-        return hash(tuple(sorted(self._d.items(), key=lambda kv: kv[0])))
-
     def __setattr__(self, name: str, value: Any) -> NoReturn:
         raise AttributeError(f"FrozenDict is immutable (attempted to set {name!r})")
 

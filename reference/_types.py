@@ -199,10 +199,6 @@ class ToolFailure:
     additional_contexts: tuple[Any, ...] = ()
     is_error: Literal[True] = field(default=True, init=False)
 
-    @property
-    def code(self) -> str | None:
-        return self.info.code if self.info else None
-
     def to_json(self) -> dict[str, Any]:
         error: dict[str, Any] = {"message": self.message}
         if self.info is not None:

@@ -74,11 +74,11 @@ EVENTS: Final = (
     "tools/code-dispatch-log",
 )
 
-# The definition fields, by layer (DEF-1). Only MODEL_VISIBLE ever reaches a
-# model: schemas() copies these keys and nothing else (DEF-2).
+# The definition fields, by layer (DEF-1). Only MODEL_VISIBLE ever reaches a model:
+# schemas() copies these keys and nothing else (DEF-2) -- the host-only fields (execute,
+# output, finalize_content, timeout_ms, is_concurrency_safe), the presentation fields
+# (present_call, present_result) and any field added later never need listing.
 MODEL_VISIBLE: Final = ("name", "description", "parameters")
-HOST_ONLY: Final = ("execute", "output", "finalize_content", "timeout_ms", "is_concurrency_safe")
-PRESENTATION: Final = ("present_call", "present_result")
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +219,6 @@ class Prepared:
     body_entered: bool = False
     deferred: list[Any] = field(default_factory=list)  # CTX-1
     concluded: bool = False  # CTX-2
-    completed: bool = False
 
     @property
     def ready(self) -> bool:
@@ -343,9 +342,11 @@ class Registry:
     def _add(entries: list[_Entry], entry: _Entry, prepend: bool) -> Callable[[], None]:
         entries.insert(0, entry) if prepend else entries.append(entry)
 
-        def dispose() -> None:
-            if entry in entries:
-                entries.remove(entry)
+        def dispose() -> None:  # this very registration, by identity: never an equal one
+            for i, held in enumerate(entries):
+                if held is entry:
+                    del entries[i]
+                    return
 
         return dispose
 
@@ -429,8 +430,6 @@ class Registry:
 
     async def prepare(self, call: ToolExecutionInput) -> Prepared:
         """Materialize, resolve, and run the policy stages ① and ② (PIPE-1)."""
-        if not isinstance(call, ToolExecutionInput):
-            raise TypeError("execute() takes a ToolExecutionInput")
         tool = self._resolve(call.name, call.agent, call.parent)
         token = ExecutionToken()
         try:
@@ -520,8 +519,7 @@ class Registry:
 
     async def complete(self, run: Prepared) -> ToolResult:
         """④ post-execute, cancellation, contexts, ⑤ finalize, then ``tools/result``."""
-        assert run.result is not None and not run.completed, "complete() runs once, after dispatch"
-        run.completed = True
+        assert run.result is not None, "complete() runs after prepare() (and dispatch())"
         execution, result = run.execution, run.result
         blocked, decided = False, cast(Sequence[Any], ())
         if ROUTES[run.outcome].post_execute:

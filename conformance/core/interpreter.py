@@ -51,6 +51,7 @@ from conformance.core.steps import (  # re-exported: the step table's names
     checked,
     load_step_table,
 )
+from conformance.vocab import NOT_CALLABLE
 
 __all__ = [
     "ASYNC_STEPS",
@@ -183,7 +184,11 @@ class Session:
 
         return finalize_content
 
-    def projection(self, kind: Any, *, content: bool) -> Callable[[Any, Any], Any]:
+    def projection(self, kind: Any, *, content: bool) -> Callable[[Any, Any], Any] | str:
+        """A projection callable; ``"not-callable"`` stands for a field holding no function."""
+        if kind == NOT_CALLABLE:
+            return NOT_CALLABLE
+
         def project(args: Any, value: Any = None) -> Any:
             if isinstance(kind, Mapping):
                 return decode(kind["const"])

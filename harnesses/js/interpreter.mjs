@@ -48,6 +48,12 @@ export function loadStepTable(url = STEP_TABLE_URL) {
   return { stages, steps }
 }
 
+/**
+ * The projection kind for a definition field that holds no function (scenario.schema.json
+ * `projection`): the interpreter puts this very string where a function belongs (DEF-3).
+ */
+export const NOT_CALLABLE = 'not-callable'
+
 /** The step table this interpreter runs (loaded once). */
 export const STEP_TABLE = loadStepTable()
 
@@ -488,6 +494,7 @@ export class Session {
   }
 
   projection(kind, { content }) {
+    if (kind === NOT_CALLABLE) return NOT_CALLABLE // a field holding no function (DEF-3)
     return (args, value = null) => {
       if (kind !== null && typeof kind === 'object') return decode(kind.const)
       let out

@@ -17,7 +17,7 @@ from typing import Any
 import reference
 from conformance.core.adapter import CAPABILITIES, AdapterInfo
 from conformance.core.code_runtime import ScriptedCodeRuntime
-from conformance.core.interpreter import Binding, Session, decode, jsonable
+from conformance.core.interpreter import JSON, Binding, Session, decode, jsonable
 from reference import (
     AbortController,
     CodeRunFailed,
@@ -30,10 +30,12 @@ from reference import (
 
 __all__ = [
     "ACTION_DEADLINE_S",
+    "DecisionMismatch",
     "ReferenceAdapter",
     "ReferenceBinding",
     "build_definition",
     "code_runtime",
+    "native_decision",
     "run_actions",
 ]
 
@@ -77,6 +79,58 @@ class ReferenceBinding(Binding):
 
     def new_controller(self) -> Any:
         return AbortController()
+
+    def pre_decision(self, data: JSON) -> Any:
+        return native_decision(data)
+
+    def post_decision(self, data: JSON) -> Any:
+        return native_decision(data)
+
+
+def native_decision(data: JSON) -> Any:
+    """A decision built the way a host builds it: with the reference's constructors.
+
+    A well-formed decision goes through ``reference.allow`` / ``deny`` / ``ask`` /
+    ``accept`` / ``block`` (the host API an adapter of another registry would call
+    instead); anything else -- a near-miss kind, a stray key, a ``None`` where the
+    constructor would drop the key -- is passed on as decoded, so malformed decisions
+    still reach the registry exactly as scripted. Either way the registry receives
+    the same mapping the scenario wrote: a constructor that builds anything else is an
+    adapter error (:class:`DecisionMismatch`), never a decision silently changed.
+    """
+    if not isinstance(data, Mapping) or not isinstance(data.get("kind"), str):
+        return decode(data)
+    v = {k: decode(x) for k, x in data.items() if k != "kind"}
+    kind, keys = data["kind"], set(v)
+    built = _construct(kind, keys, v)
+    if built is None:
+        return decode(data)
+    if jsonable(built) != jsonable({"kind": kind, **v}):
+        raise DecisionMismatch(f"the reference's constructor built {built!r} for {data!r}")
+    return built
+
+
+class DecisionMismatch(Exception):
+    """A host constructor of the reference built another decision than the one scripted."""
+
+
+def _construct(kind: str, keys: set[str], v: dict[str, Any]) -> Any:
+    """The well-formed decision ``kind`` built by its constructor; None when not well-formed."""
+    if kind == "allow" and not keys:
+        return reference.allow()
+    if kind == "deny" and keys == {"reason"} and isinstance(v["reason"], str):
+        return reference.deny(v["reason"])
+    if kind == "ask" and keys <= {"reason"} and isinstance(v.get("reason", ""), str):
+        return reference.ask(v.get("reason"))
+    # the constructors drop a None content / additionalContexts: those stay as scripted
+    kept = v.get("content", ()) is not None and v.get("additionalContexts", ()) is not None
+    contexts = v.get("additionalContexts")
+    if kind == "accept" and kept and keys <= {"content", "value", "additionalContexts"}:
+        value = {"value": v["value"]} if "value" in v else {}
+        return reference.accept(content=v.get("content"), additional_contexts=contexts, **value)
+    if kind == "block" and kept and keys in ({"feedback"}, {"feedback", "additionalContexts"}):
+        return reference.block(v["feedback"], additional_contexts=contexts)
+    return None
 
 
 def code_runtime() -> ScriptedCodeRuntime:

@@ -21,7 +21,7 @@ from conformance.core.rules._facts import (
     mutates_registry,
     resolve,
 )
-from conformance.vocab import RUN_CODE, ErrorCode
+from conformance.vocab import NOT_CALLABLE, RUN_CODE, ErrorCode
 
 MODEL_VISIBLE = frozenset({"name", "description", "parameters"})
 # Host-only and presentation fields (DEF-1), in the spec's and in snake_case spelling.
@@ -294,8 +294,21 @@ focus("DEF-2", st.one_of(_whitelist_scenarios(), history_scenarios()))
 
 
 def _output_complete(spec: Mapping[str, Any]) -> bool:
+    """DEF-3: a schema and a render function (a field holding no function is no render)."""
     output = spec.get("output")
-    return isinstance(output, Mapping) and "schema" in output and "render" in output
+    return (
+        isinstance(output, Mapping)
+        and "schema" in output
+        and "render" in output
+        and output["render"] != NOT_CALLABLE
+    )
+
+
+def _hooks_callable(spec: Mapping[str, Any]) -> bool:
+    """No optional hook holds a non-function (SPEC DEF-1: a registry may refuse one)."""
+    output = spec.get("output")
+    meta = output.get("presentationMeta") if isinstance(output, Mapping) else None
+    return NOT_CALLABLE not in (meta, spec.get("presentCall"), spec.get("presentResult"))
 
 
 def timeout_form(spec: Mapping[str, Any]) -> str:
@@ -315,6 +328,7 @@ def clearly_valid(spec: Mapping[str, Any]) -> bool:
     if (
         spec["name"] == RUN_CODE
         or not _output_complete(spec)
+        or not _hooks_callable(spec)
         or timeout_form(spec) not in ("absent", "valid")
     ):
         return False
@@ -427,7 +441,7 @@ def DEF_3(view: View) -> Iterator[Verdict]:
             registration.ok is False,
             registration.subject,
             f"a definition whose output is {registration.spec.get('output', 'missing')!r} "
-            "(no schema and render) must be refused at registration, but it was accepted",
+            "(no schema and render function) must be refused at registration, but it was accepted",
         )
 
 
@@ -441,6 +455,8 @@ def _output_scenarios(draw: st.DrawFn) -> s.Scenario:
         {"render": "text"},
         {"presentationMeta": "value"},
         {"schema": {}, "render": "json"},
+        {"schema": {"type": "string"}, "render": NOT_CALLABLE},
+        {"schema": {}, "render": "json", "presentationMeta": NOT_CALLABLE},
     ]
     tools = []
     for name in names:

@@ -52,10 +52,21 @@ class UnknownFieldsLeak(Registry):
                 {
                     k: v
                     for k, v in tool.definition.items()
-                    if k not in regmod.HOST_ONLY and k not in regmod.PRESENTATION and k not in entry
+                    if k not in _KNOWN_UNSENDABLE and k not in entry
                 }
             )
         return out
+
+
+_KNOWN_UNSENDABLE = (  # what the blacklist knows of today: host-only and presentation fields
+    "execute",
+    "output",
+    "finalize_content",
+    "timeout_ms",
+    "is_concurrency_safe",
+    "present_call",
+    "present_result",
+)
 
 
 @mutant("DEF-2", "schemas() memoizes its entries and hands out the cached objects")
@@ -100,6 +111,25 @@ class DefaultOutput(Registry):
         output.setdefault("schema", {})  # the bug
         output.setdefault("render", lambda args, value: [{"type": "text", "text": str(value)}])
         return super().register({**definition, "output": output}, scope)
+
+
+@mutant("DEF-3", "output.render is checked for presence, not for being a function")
+class RenderPresenceOnly(Registry):
+    """``"render" in output`` passes a string: registration succeeds, and the first success
+    of the tool fails when its render is called (TypeError), long after registration."""
+
+    def register(
+        self, definition: Mapping[str, Any], scope: str | None = None
+    ) -> Callable[[], None]:
+        output = definition.get("output")
+        if isinstance(output, Mapping) and "render" in output and not callable(output["render"]):
+            held = output["render"]
+
+            def render(args: Any, value: Any) -> Any:
+                return held(args, value)  # the bug surfaces here: TypeError, not callable
+
+            definition = {**definition, "output": {**output, "render": render}}
+        return super().register(definition, scope)
 
 
 @mutant("DEF-4", "a nonsense timeout_ms is silently dropped instead of refusing the registration")

@@ -231,8 +231,8 @@ class Reworded(Registry):
             else:
                 text = f"there is no tool called `{call.name}`"
             run.result = _code_failure(ErrorCode.UNKNOWN_TOOL, text)
-        elif result.code is not None:
-            run.result = failure(f"rejected ({result.message})", result.code, name="Rejected")
+        elif result.info is not None and result.info.code is not None:
+            run.result = failure(f"rejected ({result.message})", result.info.code, name="Rejected")
         return run
 
     async def _approve(self, execution: ToolExecution, reason: str | None) -> str | None:
