@@ -41,7 +41,7 @@ class Status(StrEnum):
     FAIL = "fail"  # a violation; a shrunk counterexample is saved
     ERROR = "error"  # the implementation raised, returned a malformed trace or broke its harness
     TIMEOUT = "timeout"  # an action, or a harness answer, hit its deadline
-    SKIPPED = "skipped"  # needs a capability the adapter does not declare
+    NOT_APPLICABLE = "not-applicable"  # needs a capability (a stage) the adapter does not declare
     UNTESTED = "untested"  # not black-box checkable
     NOT_EXERCISED = "not-exercised"  # no scenario met the rule's premise
     EXPECTED_FAIL = "expected-fail"  # --expect: failing exactly as listed
@@ -70,7 +70,7 @@ class Status(StrEnum):
 
 STATUSES: Final = tuple(Status)
 FAILING: Final = (Status.FAIL, Status.ERROR, Status.TIMEOUT)
-NOT_RUN: Final = (Status.SKIPPED, Status.UNTESTED, Status.NOT_EXERCISED)
+NOT_RUN: Final = (Status.NOT_APPLICABLE, Status.UNTESTED, Status.NOT_EXERCISED)
 
 
 class ErrorCode:

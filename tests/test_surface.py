@@ -10,6 +10,7 @@ import pytest
 from jsonschema.validators import Draft202012Validator
 
 from conformance.adapters.reference import ReferenceAdapter
+from conformance.core.adapter import PIPELINE_STAGES
 from conformance.core.evaluate import judge
 from conformance.core.scenario import SCHEMA_DIR, validate
 from conformance.core.steps import STAGES
@@ -60,11 +61,13 @@ def test_every_scriptable_stage_is_in_the_table_and_gaps_say_why() -> None:
 
 def test_capabilities_filter_the_cells() -> None:
     assert all(not c.capabilities for c in cells([]))
-    assert {c.stage for c in cells()} - {c.stage for c in cells([])} == {
-        "approval",
-        "code-dispatch-log",
-    }
-    assert {c.stage for c in cells(["approval"])} - {c.stage for c in cells([])} == {"approval"}
+    assert {c.stage for c in cells([])} == {"body"}  # every other stage is a capability
+    pipeline = {c.stage for c in cells(PIPELINE_STAGES)}
+    assert {c.stage for c in cells()} - pipeline == {"approval", "code-dispatch-log"}
+    with_approval = {c.stage for c in cells([*PIPELINE_STAGES, "approval"])}
+    assert with_approval - pipeline == {"approval"}
+    # a cell kept by another stage needs that stage too: approval cells need pre-execute's ask
+    assert all("pre-execute" in c.capabilities for c in cells() if c.stage == "approval")
 
 
 def test_a_kept_object_is_kept_by_an_earlier_stage() -> None:

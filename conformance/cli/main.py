@@ -66,7 +66,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     _transport_options(run)
     run.add_argument("--profile", choices=list(PROFILES), default="ci", help="default: ci")
-    run.add_argument("--rules", help="comma-separated rule IDs or globs, e.g. 'PRE-*,FIN-2'")
+    run.add_argument(
+        "--rules",
+        help="comma-separated rule IDs, globs or a named set, e.g. 'PRE-*,FIN-2' or 'portable'",
+    )
     run.add_argument("--report", metavar="DIR", help="write report.json, report.md, junit.xml")
     run.add_argument("--expect", metavar="FILE", help="gate against known failures")
     run.add_argument(
@@ -103,6 +106,9 @@ def _parser() -> argparse.ArgumentParser:
     publish.add_argument("--adapter", required=True)
     publish.add_argument("--dir", required=True, metavar="DIR")
     publish.add_argument("--profile", choices=list(PROFILES), default="ci", help="default: ci")
+    publish.add_argument(
+        "--rules", help="as run --rules, e.g. 'portable' for an agent framework (default: all)"
+    )
     publish.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     _transport_options(publish)
 
@@ -276,7 +282,7 @@ def _finish_run(
             + (f", {len(cov['excluded'])} excluded by capabilities" if cov["excluded"] else ""),
             file=out,
         )
-    quiet = (Status.PASS, Status.UNTESTED, Status.SKIPPED, Status.EXPECTED_FAIL)
+    quiet = (Status.PASS, Status.UNTESTED, Status.NOT_APPLICABLE, Status.EXPECTED_FAIL)
     listed = [o for o in result.rules if o.status not in quiet]
     if listed:
         print(file=out)
@@ -405,7 +411,7 @@ def _replay_one(
     trace, no_trace = evaluation.trace, evaluation.no_trace
     problems: list[str] = []
     if no_trace is not None:
-        if no_trace.status is Status.SKIPPED:
+        if no_trace.status is Status.NOT_APPLICABLE:
             print(f"SKIPPED: {who} cannot express this scenario: {no_trace.reason}", file=out)
             return EXIT_USAGE, False
         if no_trace.category in FAILURE_CATEGORIES:
@@ -439,7 +445,12 @@ def _publish(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress = progress_printer(args.quiet, err)
     try:
         expectations, matches = publish(
-            adapter, args.dir, spec=args.adapter, profile=args.profile, progress=progress
+            adapter,
+            args.dir,
+            spec=args.adapter,
+            profile=args.profile,
+            rules=args.rules,
+            progress=progress,
         )
     finally:
         close_adapter(adapter)

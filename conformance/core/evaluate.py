@@ -19,9 +19,9 @@ from typing import Any
 from jsonschema.validators import Draft202012Validator
 
 import conformance.core.fixture_checks  # noqa: F401  (registers the expect-block checker)
-from conformance.core.adapter import Adapter, ImplementationFailure, ScenarioSkipped
+from conformance.core.adapter import Adapter, ImplementationFailure, ScenarioSkipped, trim
 from conformance.core.bounds import non_json
-from conformance.core.model import View
+from conformance.core.model import DEFAULT_CLOSED_FORMS, View
 from conformance.core.rules import CHECKERS, RULES, Verdict
 from conformance.core.scenario import SCHEMA_DIR, FixtureError, validate
 from conformance.vocab import Status, is_action_timeout
@@ -61,12 +61,20 @@ class Evaluation:
     trace: dict[str, Any] | None
     no_trace: NoTrace | None = None
     verdicts: dict[str, list[Verdict]] = field(default_factory=dict)
+    closed_forms: frozenset[str] = DEFAULT_CLOSED_FORMS
 
     @property
     def raised(self) -> list[str]:
-        """What each action that raised instead of answering said, in action order."""
+        """What each action that raised instead of answering said, in action order.
+
+        For an implementation that declares the closed form ``raised``, raising *is* an
+        answer (the rules judge it); only a raise at the per-action deadline stays here.
+        """
         actions = (self.trace or {}).get("actions", [])
-        return [str(a["raised"]) for a in actions if a.get("raised")]
+        said = [str(a["raised"]) for a in actions if a.get("raised")]
+        if "raised" in self.closed_forms:
+            return [r for r in said if is_action_timeout(r)]
+        return said
 
     @property
     def raised_status(self) -> Status | None:
@@ -88,7 +96,7 @@ def run_scenario(
         trace = adapter.run(scenario)
     except ScenarioSkipped as e:
         why = f"the implementation skipped it: {e.reason}"
-        return None, NoTrace(Status.SKIPPED, why, "skipped", reason=e.reason)
+        return None, NoTrace(Status.NOT_APPLICABLE, why, "skipped", reason=e.reason)
     except ImplementationFailure as e:
         status = Status.TIMEOUT if e.category == "timeout" else Status.ERROR
         return None, NoTrace(status, str(e), e.category, e.stderr)
@@ -136,14 +144,18 @@ def _trace_validator() -> Draft202012Validator:
 
 
 def judge(
-    scenario: Mapping[str, Any], trace: Mapping[str, Any], rule_ids: Iterable[str] | None = None
+    scenario: Mapping[str, Any],
+    trace: Mapping[str, Any],
+    rule_ids: Iterable[str] | None = None,
+    *,
+    closed_forms: frozenset[str] = DEFAULT_CLOSED_FORMS,
 ) -> dict[str, list[Verdict]]:
     """Every selected rule's verdicts on one (scenario, trace); KitError if a check crashes.
 
     One :class:`View` is built and handed to every predicate; then each
     checker of the table adds its verdicts to the rules it speaks for.
     """
-    view = View(scenario, trace)
+    view = View(scenario, trace, closed_forms)
     out: dict[str, list[Verdict]] = {}
     for rule_id in rule_ids if rule_ids is not None else RULES:
         check = RULES[rule_id].check
@@ -171,9 +183,18 @@ def evaluate(
 ) -> Evaluation:
     """Run ``scenario`` on ``adapter`` and judge it with ``rules`` (default: every rule).
 
+    The scenario is first trimmed (:func:`~conformance.core.adapter.trim`) to the adapter's
+    capabilities, and judged with the closed forms the adapter declares.
     Raises :class:`KitError` when a predicate or checker crashes.
     """
+    try:
+        info = adapter.describe()
+    except Exception:  # the run below reports why the implementation cannot answer
+        forms = DEFAULT_CLOSED_FORMS
+    else:
+        scenario, forms = trim(scenario, info.capabilities), info.closed_forms
     trace, no_trace = run_scenario(adapter, scenario)
     if trace is None:
-        return Evaluation(scenario, None, no_trace)
-    return Evaluation(scenario, trace, None, judge(scenario, trace, rules))
+        return Evaluation(scenario, None, no_trace, closed_forms=forms)
+    verdicts = judge(scenario, trace, rules, closed_forms=forms)
+    return Evaluation(scenario, trace, None, verdicts, closed_forms=forms)

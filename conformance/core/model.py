@@ -49,6 +49,14 @@ def resolve(
     return found
 
 
+#: What a View assumes when nobody says: a call is closed by an error result only.
+DEFAULT_CLOSED_FORMS: Final = frozenset({"error-result"})
+
+
+# A batch member that closed without a result: {"raised": message} or {"interrupted": ...}.
+_CLOSED_ENTRIES: Final = ({"raised"}, {"interrupted"})
+
+
 @dataclass
 class CallView:
     """One model-direct call: its spec, its result (if it returned) and its events."""
@@ -59,6 +67,10 @@ class CallView:
     events: list[Mapping[str, Any]] = field(default_factory=list)
     action_index: int = 0
     batch: bool = False
+    #: The run stopped waiting for an approval answer instead of answering the call.
+    interrupted: str | None = None
+    #: The closed forms the implementation declared (AdapterInfo.closed_forms).
+    forms: frozenset[str] = DEFAULT_CLOSED_FORMS
 
     @property
     def id(self) -> str:
@@ -79,6 +91,26 @@ class CallView:
     @property
     def is_error(self) -> bool:
         return bool(self.result and self.result.get("isError"))
+
+    def closed_otherwise(self) -> str | None:
+        """The message of a declared closed form other than an error result: the run raised
+        (``raised``) or stopped for an approval answer (``interrupted``); None otherwise."""
+        if self.result is not None:
+            return None
+        if "interrupted" in self.forms and self.interrupted is not None:
+            return str(self.interrupted)
+        return self.raised_instead() if "raised" in self.forms else None
+
+    @property
+    def closed(self) -> bool:
+        """The call did not run to a success, and the caller knows: an error result, or
+        another closed form the implementation declared (the portable profile)."""
+        return self.is_error or self.closed_otherwise() is not None
+
+    @property
+    def answered(self) -> bool:
+        """A result, or a declared closed form in its place."""
+        return self.returned or self.closed_otherwise() is not None
 
     @property
     def code(self) -> str | None:
@@ -136,8 +168,11 @@ class CallView:
         return self.spec.get("arguments", {})
 
     def message(self) -> str:
-        """The error message of the call's result ("" when there is none)."""
-        error = (self.result or {}).get("error")
+        """The error message of the call's result, or of the declared closed form that took
+        its place ("" when there is none)."""
+        if self.result is None:
+            return self.closed_otherwise() or ""
+        error = self.result.get("error")
         text = error.get("message") if isinstance(error, Mapping) else None
         return text if isinstance(text, str) else ""
 
@@ -238,9 +273,15 @@ class CallView:
 class View:
     """A scenario and its trace, joined."""
 
-    def __init__(self, scenario: Mapping[str, Any], trace: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        scenario: Mapping[str, Any],
+        trace: Mapping[str, Any],
+        closed_forms: frozenset[str] = DEFAULT_CLOSED_FORMS,
+    ) -> None:
         self.scenario = scenario
         self.trace = trace
+        self.closed_forms = closed_forms
 
     @property
     def mode(self) -> str:
@@ -264,14 +305,28 @@ class View:
                         answer.get("result"),
                         answer.get("raised"),
                         action_index=index,
+                        interrupted=answer.get("interrupted"),
+                        forms=self.closed_forms,
                     )
                 )
             elif "batch" in action:
                 results = answer.get("results") or []
                 for j, call in enumerate(action["batch"]):
                     result = results[j] if j < len(results) else None
+                    raised, interrupted = answer.get("raised"), answer.get("interrupted")
+                    if isinstance(result, Mapping) and set(result) in _CLOSED_ENTRIES:
+                        raised, interrupted = result.get("raised"), result.get("interrupted")
+                        result = None  # this member closed without a result
                     out.append(
-                        CallView(call, result, answer.get("raised"), action_index=index, batch=True)
+                        CallView(
+                            call,
+                            result,
+                            raised,
+                            action_index=index,
+                            batch=True,
+                            interrupted=interrupted,
+                            forms=self.closed_forms,
+                        )
                     )
         by_id = {c.id: c for c in out}
         for event in self.trace.get("events", []):

@@ -9,7 +9,7 @@ minimal scenario is saved as a replayable counterexample.
 
 Statuses: ``pass`` (checked, no violation), ``fail`` (a violation),
 ``error`` (the implementation raised or its trace was malformed),
-``timeout`` (an action hit its deadline), ``skipped`` (needs a capability the
+``timeout`` (an action hit its deadline), ``not-applicable`` (needs a capability the
 adapter does not declare), ``untested`` (not black-box checkable),
 ``not-exercised`` (no scenario met the premise). ``--expect`` adds
 ``expected-fail`` and ``unexpected-pass``.
@@ -32,12 +32,13 @@ import hypothesis
 from hypothesis import HealthCheck, Phase, given, settings
 
 from conformance import __version__
-from conformance.core.adapter import Adapter, AdapterInfo, requirements
+from conformance.core.adapter import Adapter, AdapterInfo, requirements, trim
 from conformance.core.bounds import counterexample_text
 from conformance.core.evaluate import Evaluation, KitError, NoTrace, evaluate, judge
 from conformance.core.interrupt import interrupted, interruptible
 from conformance.core.outcomes import Failure, RuleOutcome, RunResult
 from conformance.core.parallel import parallel_spec, run_parallel
+from conformance.core.rule_sets import RULE_SETS
 from conformance.core.rules import FOCUS, RULES, Focus
 from conformance.core.scenario import FIXTURES, load_json, validate
 from conformance.core.surface import attempted, cells, coverage, probe_scenario
@@ -188,7 +189,7 @@ class Tally:
             if rid not in self.outcomes:
                 continue
             outcome = self.outcomes[rid]
-            if problem.status is Status.SKIPPED:
+            if problem.status is Status.NOT_APPLICABLE:
                 self.skip(rid, problem.message, overwrite=False)
                 continue
             bucket = outcome.timeouts if problem.status is Status.TIMEOUT else outcome.errors
@@ -228,6 +229,7 @@ class Tally:
 
     def run_fixture(self, fixture: Mapping[str, Any]) -> None:
         targets = [r for r in fixture.get("rules", []) if r in self.outcomes]
+        fixture = trim(fixture, self.info.capabilities)
         missing = self.missing(fixture)
         if missing:
             for rid in targets:
@@ -241,7 +243,7 @@ class Tally:
                 self.sources[rid] += 1
             return
         no_trace = evaluation.no_trace
-        if no_trace is None or no_trace.status is not Status.SKIPPED:
+        if no_trace is None or no_trace.status is not Status.NOT_APPLICABLE:
             for rid in targets:
                 self.sources[rid] += 1
         if no_trace is not None:
@@ -274,14 +276,16 @@ class Tally:
         @conf
         @given(focus.strategy)
         def prop(scenario: dict[str, Any]) -> None:
-            scenario = {**scenario, "id": f"generated/{rule_id}"}
+            scenario = {**trim(scenario, self.info.capabilities), "id": f"generated/{rule_id}"}
             if stopped:
                 raise _PropertyStopped
-            if self.missing(scenario):
+            missing = self.missing(scenario)
+            if missing:
+                self.skip(rule_id, self.capability_reason(missing), overwrite=False)
                 return
             evaluation = self.evaluate(scenario)
             no_trace = evaluation.no_trace
-            if no_trace is not None and no_trace.status is Status.SKIPPED:
+            if no_trace is not None and no_trace.status is Status.NOT_APPLICABLE:
                 self.problem(scenario, [rule_id], no_trace)
                 hypothesis.reject()
             self.sources[rule_id] = max(self.sources[rule_id], 1)
@@ -381,7 +385,7 @@ class Tally:
             elif outcome.checks:
                 outcome.status = Status.PASS
             elif outcome.skipped and not self.sources[rid]:
-                outcome.status, outcome.reason = Status.SKIPPED, outcome.skipped
+                outcome.status, outcome.reason = Status.NOT_APPLICABLE, outcome.skipped
             else:
                 outcome.status, outcome.reason = (
                     Status.NOT_EXERCISED,
@@ -450,6 +454,9 @@ def fixture_files(rule_ids: Sequence[str]) -> list[Path]:
 def select_rules(patterns: str | None) -> list[str]:
     """The rule IDs ``patterns`` (``None``: every rule) names, in SPEC order.
 
+    An item may name a rule set (:data:`~conformance.core.rule_sets.RULE_SETS`, e.g.
+    ``portable``): its rules that this kit has (PIPE-5 once it exists).
+
     Every comma-separated item must name at least one rule: a misspelt ID is an
     error, never silently dropped, and an empty list selects nothing, so it is
     an error too.
@@ -457,6 +464,10 @@ def select_rules(patterns: str | None) -> list[str]:
     if patterns is None:
         return list(RULES)
     wanted = [p.strip() for p in patterns.split(",") if p.strip()]
+    expanded: list[str] = []
+    for item in wanted:  # a named set stands for its rules this kit has
+        expanded += [r for r in RULE_SETS[item] if r in RULES] if item in RULE_SETS else [item]
+    wanted = expanded
     if not wanted:
         raise ValueError(f"--rules {patterns!r} names no rule (e.g. 'PRE-*,FIN-2')")
     unmatched = [p for p in wanted if not any(fnmatch.fnmatchcase(rid, p) for rid in RULES)]

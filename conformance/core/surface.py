@@ -117,12 +117,17 @@ def load_surface(path: Path = SURFACE_PATH) -> Surface:
         if entry["scriptable"] and stage not in STAGES:
             raise ValueError(f"{path}: {stage!r} is not a stage of the step language")
         for name in entry["handed"]:
-            out.extend(_cells(path, stage, entry, name, objects[name]))
+            keeper = objects[name].get("keeper")
+            needs = {
+                *entry["capabilities"],
+                *document["stages"].get(keeper, {}).get("capabilities", []),
+            }
+            out.extend(_cells(path, stage, needs, name, objects[name]))
     return Surface(document["probeArguments"], tuple(out), tuple(found))
 
 
 def _cells(
-    path: Path, stage: str, entry: Mapping[str, Any], name: str, obj: Mapping[str, Any]
+    path: Path, stage: str, needs: Iterable[str], name: str, obj: Mapping[str, Any]
 ) -> Iterable[Cell]:
     if obj["target"] not in MUTATION_TARGETS:
         raise ValueError(f"{path}: {name}: unknown mutate target {obj['target']!r}")
@@ -142,7 +147,7 @@ def _cells(
             write=write,
             step=step,
             rules=tuple(rules),
-            capabilities=frozenset(entry["capabilities"]),
+            capabilities=frozenset(needs),
             keeper=obj.get("keeper"),
             keep=tuple(obj.get("keep", ())),
             then=tuple(obj.get("then", ())),

@@ -71,9 +71,13 @@ def publish(
     *,
     spec: str = "ADAPTER",
     profile: str = "ci",
+    rules: str | None = None,
     progress: Callable[[str], None] = lambda line: None,
 ) -> tuple[Expectations, bool]:
     """Run, then write report.json, cases/, expect.json and README.md into ``directory``.
+
+    ``rules`` selects the rules as ``run --rules`` does (e.g. ``portable`` for an agent
+    framework); the gate then runs with the same selection.
 
     Returns the expectations written and whether the run now matches them
     (it always should, right after publishing; False means kit errors).
@@ -83,7 +87,9 @@ def publish(
     expect_path = out / "expect.json"
     previous = load_expectations(expect_path) if expect_path.exists() else None
     with tempfile.TemporaryDirectory() as scratch:
-        result = run_suite(adapter, profile=profile, report_dir=Path(scratch), progress=progress)
+        result = run_suite(
+            adapter, profile=profile, rules=rules, report_dir=Path(scratch), progress=progress
+        )
         cases = out / "cases"
         if cases.exists():
             shutil.rmtree(cases)

@@ -186,6 +186,7 @@ def info_from_started(message: Mapping[str, Any], *, where: str) -> AdapterInfo:
         language=impl["language"],
         capabilities=frozenset(message["capabilities"]),
         missing=dict(message.get("missing", {})),
+        closed_forms=frozenset(message.get("closedForms", ["error-result"])),
     )
 
 

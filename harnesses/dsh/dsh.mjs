@@ -32,6 +32,13 @@ export const IMPLEMENTATION = { name: UPSTREAM.name, version: UPSTREAM.version, 
 
 /** Every optional capability of the kit is expressible on dsh-tools (see README.md, "Mapping"). */
 export const CAPABILITIES = [
+  'pre-execute',
+  'guards',
+  'wrappers',
+  'post-execute',
+  'finalizer',
+  'observers',
+  'classifier',
   'approval',
   'code-mode',
   'nested-calls',

@@ -66,7 +66,7 @@ def test_coverage_names_what_was_not_attempted_excluded_or_not_selected() -> Non
     assert one.id not in found["notAttempted"]
     assert set(found["notAttempted"]) == {c.id for c in everything} - {one.id}
     assert {c.id for c in cells() if c.capabilities} == set(found["excluded"])
-    assert found["excluded"]["approval/request.reason/assign"] == ["approval"]
+    assert found["excluded"]["approval/request.reason/assign"] == ["approval", "pre-execute"]
     narrowed = coverage({}, capabilities=[], rules=["CODE-3"])
     assert narrowed["cells"] == 0 and narrowed["notSelected"] == len(everything)
     assert found["gaps"] and all(g["reason"] for g in found["gaps"])

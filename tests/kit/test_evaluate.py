@@ -54,9 +54,11 @@ def test_one_view_per_scenario(monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[object] = []
 
     class Counted(View):
-        def __init__(self, scenario: Mapping[str, Any], trace: Mapping[str, Any]) -> None:
+        def __init__(
+            self, scenario: Mapping[str, Any], trace: Mapping[str, Any], *rest: Any
+        ) -> None:
             built.append(self)
-            super().__init__(scenario, trace)
+            super().__init__(scenario, trace, *rest)
 
     monkeypatch.setattr(evaluation, "View", Counted)
     scenario = _scenario()
@@ -67,7 +69,7 @@ def test_one_view_per_scenario(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("answer", "status", "category"),
     [
-        (ScenarioSkipped("no approval seam"), Status.SKIPPED, "skipped"),
+        (ScenarioSkipped("no approval seam"), Status.NOT_APPLICABLE, "skipped"),
         (ImplementationFailure("timeout", "no answer"), Status.TIMEOUT, "timeout"),
         (ImplementationFailure("crash", "exited"), Status.ERROR, "crash"),
         (RuntimeError("boom"), Status.ERROR, "adapter-raised"),

@@ -144,7 +144,7 @@ def test_apply_and_update_on_synthetic_outcomes() -> None:
         RuleOutcome("A-2", "a", "A", status="pass", checks=1),
         RuleOutcome("A-3", "a", "A", status="error", errors=[failure]),
         RuleOutcome("A-4", "a", "A", status="fail", failures=[failure]),
-        RuleOutcome("A-5", "a", "A", status="skipped", reason="needs scopes"),
+        RuleOutcome("A-5", "a", "A", status="not-applicable", reason="needs scopes"),
     )
     expectations = Expectations(
         "impl",
@@ -164,7 +164,7 @@ def test_apply_and_update_on_synthetic_outcomes() -> None:
         "A-2": "unexpected-pass",
         "A-3": "error",
         "A-4": "fail",
-        "A-5": "skipped",
+        "A-5": "not-applicable",
     }
     assert not result.conformant
     assert {h.split(":")[0] for h in hints} == {"A-2", "A-3", "A-5", "Z-9"}

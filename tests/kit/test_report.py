@@ -73,7 +73,7 @@ def synthetic() -> RunResult:
             outcome("PRE-2", "fail", checks=2, failures=[failure]),
             outcome("PRE-3", "error", errors=[Failure("an action raised: boom", "s", None)]),
             outcome("FIN-1", "timeout", timeouts=[failure]),
-            outcome("FIN-2", "skipped", reason="needs capability scopes"),
+            outcome("FIN-2", "not-applicable", reason="needs capability scopes"),
             outcome("FIN-3", "untested", reason="an obligation on tool authors"),
             outcome("FIN-4", "not-exercised", reason="no scenario met the rule's premise"),
             outcome(

@@ -228,14 +228,14 @@ def test_the_cli_writes_the_report_with_the_transport_section(
     assert "## Transport" in markdown and "misbehaving (hang) on seq 2" in markdown
 
 
-def test_skipped_by_the_harness_is_reported_skipped_with_its_reason(tmp_path: Path) -> None:
+def test_skipped_by_the_harness_is_reported_not_applicable_with_its_reason(tmp_path: Path) -> None:
     adapter = fake("skip-approval")
     try:
         result = run_suite(adapter, profile="quick", rules="PRE-4")
     finally:
         adapter.close()
     (outcome,) = result.rules
-    assert outcome.status == "skipped", outcome
+    assert outcome.status == "not-applicable", outcome
     assert outcome.reason is not None and "fake: no approval seam" in outcome.reason
 
 

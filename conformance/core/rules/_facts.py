@@ -177,9 +177,10 @@ def observers_for(view: View, call: CallView) -> list[Mapping[str, Any]]:
 
 
 def dispatchable(view: View, call: CallView) -> bool:
-    """The call returned, names a tool its scope runs directly, with valid arguments, and its
-    signal was not aborted on entry: only policy can stop it before dispatch."""
-    if not call.returned or call.spec.get("abortBefore") or not view.lifecycle_static:
+    """The call was answered (a result, or a declared closed form), names a tool its scope
+    runs directly, with valid arguments, and its signal was not aborted on entry: only
+    policy can stop it before dispatch."""
+    if not call.answered or call.spec.get("abortBefore") or not view.lifecycle_static:
         return False
     spec = view.visible_tool(str(call.spec["name"]), call.spec.get("agent"))
     return spec is not None and args_valid(spec, arguments_of(call)) is True

@@ -50,14 +50,14 @@ def _index(call: CallView, stage: str, at: tuple[str, ...]) -> list[int]:
 def GUARD_1(view: View) -> Iterator[Verdict]:
     """Guards run after the waterfall and approval, before dispatch; any objection is final."""
     for call in view.calls:
-        if not call.returned or _ambiguous(call):
+        if not call.answered or _ambiguous(call):
             continue
         applicable = view.listeners("guards", call.spec.get("agent"))
         if not applicable or not (call.entered("guard") or dispatchable(view, call)):
             continue
         problems: list[str] = []
         objections = _objections(call)
-        if objections and (call.body_entered or not call.is_error):
+        if objections and (call.body_entered or not call.closed):
             problems.append(f"guards {sorted(objections)} objected but the call proceeded")
         if call.body_entered:
             entered = {str(e.get("id")) for e in call.entered("guard")}

@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.core import strategies as s
+from conformance.core.adapter import PIPELINE_STAGES
 from conformance.core.model import STAGES, CallView, View
 from conformance.core.rules import focus
 from conformance.core.rules._base import Verdict, require, rule
@@ -288,12 +289,12 @@ def _freeze_scenarios(draw: st.DrawFn, *, everywhere: bool) -> dict[str, Any]:
 
 
 def surface_cells(stages: Collection[str] | None = None) -> list[Cell]:
-    """The attack-surface cells no adapter capability gates that write a top-level field of
-    an execution (identity, arguments, a new field) or a value a stage returned earlier
-    (``kept``), in ``stages`` (None: every stage)."""
+    """The attack-surface cells of the pipeline's own stages (no approval, no Code Mode)
+    that write a top-level field of an execution (identity, arguments, a new field) or a
+    value a stage returned earlier (``kept``), in ``stages`` (None: every stage)."""
     return [
         cell
-        for cell in cells([])
+        for cell in cells(PIPELINE_STAGES)
         if cell.step["target"] in ("execution", "kept")
         and cell.stage != "code-dispatch-log"
         and (stages is None or cell.stage in stages)

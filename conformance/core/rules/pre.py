@@ -204,10 +204,10 @@ def PRE_2(view: View) -> Iterator[Verdict]:
             cancelled or call.post_touched() or call.finalizer_threw() or reason in call.message()
         )
         yield require(
-            call.is_error and not call.body_entered and carries,
+            call.closed and not call.body_entered and carries,
             call.id,
             f"deny({reason!r}) must be an error result whose message carries the reason, "
-            f"without running the body (isError={call.is_error}, body entered="
+            f"without running the body (closed={call.closed}, body entered="
             f"{call.body_entered}, message={call.message()!r})",
         )
 
@@ -255,13 +255,13 @@ def PRE_3(view: View) -> Iterator[Verdict]:
     if view.approval_mounted:
         return
     for call in view.calls:
-        if not call.returned or not _is_ask(call.decision()):
+        if not call.answered or not _is_ask(call.decision()):
             continue
         yield require(
-            call.is_error and not call.body_entered,
+            call.closed and not call.body_entered,
             call.id,
             "ask without an approval service must deny without running the body "
-            f"(isError={call.is_error}, body entered={call.body_entered})",
+            f"(closed={call.closed}, body entered={call.body_entered})",
         )
 
 
@@ -357,10 +357,10 @@ def PRE_4(view: View) -> Iterator[Verdict]:
             )
             continue
         yield require(
-            call.is_error and not call.body_entered,
+            call.closed and not call.body_entered,
             call.id,
             f"an ask answered {cause!r} must deny without running the body "
-            f"(isError={call.is_error}, body entered={call.body_entered})",
+            f"(closed={call.closed}, body entered={call.body_entered})",
         )
         if call.is_error and not call.post_touched() and call.code != ABORTED_BEFORE_DISPATCH:
             denied.setdefault(cause, (call, decision.get("reason")))
@@ -510,10 +510,10 @@ def PRE_6(view: View) -> Iterator[Verdict]:
         if any(decision_form(e.get("returned")) == "ambiguous" for e in call.exits("pre-execute")):
             continue
         yield require(
-            call.is_error and not call.body_entered,
+            call.closed and not call.body_entered,
             call.id,
             "a throwing pre-execute listener or a malformed decision must fail the call closed "
-            f"(isError={call.is_error}, body entered={call.body_entered})",
+            f"(closed={call.closed}, body entered={call.body_entered})",
         )
 
 

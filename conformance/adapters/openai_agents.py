@@ -1,0 +1,594 @@
+"""The OpenAI Agents SDK (``openai-agents``) behind the kit's adapter seam.
+
+The kit's example of the ``python:MODULE:FACTORY`` form::
+
+    toolreg-conformance run --adapter python:conformance.adapters.openai_agents:make_adapter
+
+Every ``call`` action is one ``Runner.run`` driven by the SDK's own scripted model
+(``agents.testing.ScriptedModel``): turn 1 is the scenario's function call(s), turn 2
+a final message. No network: the Agent gets a model instance and tracing is off.
+``SP`` below is ``site-packages/agents`` of openai-agents 0.24.0.
+
+Mapping (kit stage -> SDK API):
+
+* tool -> ``FunctionTool(name, description, params_json_schema=parameters,
+  on_invoke_tool, strict_json_schema=False)``; the body receives the parsed JSON
+  text the model sent. A raw FunctionTool validates nothing (``SP/tool.py:455``):
+  no validation is added here. ``scope`` -> ``is_enabled`` (a scoped tool is enabled
+  only for the Agent named after the call's agent; a global one gives way to it).
+* caller signal -> cancelling the run's task (the SDK's only cancellation;
+  abort = ``task.cancel()``).
+* pre-execute (one listener) -> ``needs_approval`` policy callable
+  (``SP/util/_approvals.py:40``): ``allow`` -> False, ``ask`` -> True, ``deny`` ->
+  False plus a ``ToolInputGuardrail`` answering ``reject_content(reason)`` (the SDK's
+  only pre-body denial). Any other answer is passed to the SDK as is: it ``bool()``s it.
+* approval -> interrupt then resume: ``result.interruptions`` -> the scenario's
+  approval script is handed the ``ToolApprovalItem`` -> ``allowed-once`` ->
+  ``state.approve``, ``rejected`` -> ``state.reject``; any other answer cannot be
+  passed (``approve``/``reject`` take only the item, ``SP/run_state.py:1380,1398``):
+  the call stays pending and its answer is ``interrupted``.
+* guards -> ``ToolInputGuardrail`` each: ``None`` -> ``allow()``, a string ->
+  ``reject_content(reason)``; anything else is returned to the SDK as is.
+* post-execute -> ``ToolOutputGuardrail``: ``accept`` (no replacement) -> ``allow()``,
+  ``block`` -> ``reject_content(feedback)``; other answers returned as is.
+* observers -> ``RunHooks.on_tool_end`` (``SP/lifecycle.py:98``).
+* batch -> one model turn with several calls;
+  ``ToolExecutionConfig(max_function_tool_concurrency=maxParallel)``.
+* timeout policy -> ``FunctionTool.timeout_seconds = timeoutMs / 1000``
+  (``timeout_behavior="error_as_result"``, the default).
+* unknown/hidden tool -> ``RunConfig(tool_not_found_behavior="return_error_to_model")``.
+* schemas -> the wire form of the enabled tools
+  (``agents.models.openai_responses.Converter.convert_tools``), verbatim.
+
+Error results (the SDK has no error flag on a function tool's output item; the
+adapter knows which of its own callbacks closed the call): approval rejection,
+guard/pre-execute ``reject_content`` and post-execute ``block`` -> ``isError``
+with the text the model got as message and content; ``Tool 'X' not found.``
+(``SP/run_internal/turn_resolution.py:276``) -> code ``UNKNOWN_TOOL``;
+``Tool 'X' timed out after N seconds.`` (``SP/tool.py:2013``) -> ``TOOL_TIMEOUT``.
+A body that raises fails the whole run (``UserError``, ``SP/run_internal/
+tool_execution.py:1861``): answer ``raised``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import json
+import re
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from agents import (
+    Agent,
+    FunctionTool,
+    RunConfig,
+    RunContextWrapper,
+    RunHooks,
+    Runner,
+    ToolGuardrailFunctionOutput,
+    ToolInputGuardrail,
+    ToolOutputGuardrail,
+    set_tracing_disabled,
+)
+from agents.items import ToolApprovalItem, ToolCallOutputItem
+from agents.models.openai_responses import Converter
+from agents.run_config import ToolExecutionConfig
+from agents.testing import ScriptedModel, assistant_message, function_call
+from agents.tool_context import ToolContext
+
+from conformance.core.adapter import AdapterInfo, ScenarioSkipped
+from conformance.core.binding import JSON, Binding, decode, jsonable
+from conformance.core.interpreter import Session
+from conformance.core.scenario import scripts_of
+
+__all__ = ["AgentsBinding", "OpenAIAgentsAdapter", "make_adapter"]
+
+ACTION_DEADLINE_S = 5.0
+DIST = "openai-agents"
+
+CAPABILITIES = frozenset(
+    {
+        "approval",
+        "scopes",
+        "scheduler",
+        "timeout-policy",
+        "pre-execute",
+        "guards",
+        "post-execute",
+        "observers",
+    }
+)
+MISSING: dict[str, str] = {
+    "wrappers": "no around-wrapper of a function tool's body: on_invoke_tool is the body itself",
+    "finalizer": "no last-mile content stage; RunConfig.tool_error_formatter only rewrites "
+    "three kinds of SDK error message",
+    "classifier": "no per-tool concurrency classification; max_function_tool_concurrency "
+    "is one run-wide limit",
+    "code-mode": "no code mode",
+    "presentation": "no presentation metadata on a function tool",
+    "registry-mutation": "an Agent's tool list is fixed for a run; no register/dispose",
+    "nested-calls": "a function tool cannot run a call through the same pipeline "
+    "(agents-as-tools start a new run)",
+}
+CLOSED_FORMS = frozenset({"error-result", "raised", "interrupted"})
+
+NO_AGENT = "toolreg-no-agent"  # the Agent's name (required by the SDK) for a call with none
+_CALL: ContextVar[str | None] = ContextVar("toolreg_call", default=None)
+_NOT_FOUND = re.compile(r"^Tool '.*' not found\.$", re.S)  # turn_resolution.py:276
+_TIMED_OUT = re.compile(r"^Tool '.*' timed out after .* seconds\.$", re.S)  # tool.py:2013
+
+
+# --------------------------------------------------------------------------- binding
+
+
+class _Signal:
+    def __init__(self) -> None:
+        self.aborted = False
+        self._event = asyncio.Event()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+
+
+class _Controller:
+    """The caller's abort: cancels the task running the call's ``Runner.run``."""
+
+    def __init__(self) -> None:
+        self.signal = _Signal()
+        self.task: asyncio.Task[Any] | None = None
+
+    def abort(self, reason: str) -> None:
+        self.signal.aborted = True
+        self.signal._event.set()
+        if self.task is not None and not self.task.done():
+            self.task.cancel(reason)
+
+
+@dataclass
+class PolicyCall:
+    """What the SDK hands a ``needs_approval`` policy: (context, parsed arguments, call id)."""
+
+    call_id: str
+    name: str
+    agent: str | None
+    arguments: Any
+    context: Any = field(repr=False)
+
+
+# scenario key -> attribute, for the SDK's own objects
+_TOOL_CONTEXT = {"callId": "tool_call_id", "name": "tool_name", "arguments": "tool_arguments"}
+_APPROVAL = {"name": "tool_name"}
+
+
+class AgentsBinding(Binding):
+    """Reads the SDK's ToolContext and ToolApprovalItem; no signal is handed to any stage."""
+
+    def new_controller(self) -> Any:
+        return _Controller()
+
+    def _aliases(self, obj: Any) -> Mapping[str, str]:
+        if isinstance(obj, ToolContext):
+            return _TOOL_CONTEXT
+        return _APPROVAL if isinstance(obj, ToolApprovalItem) else {}
+
+    def read(self, obj: Any, key: str | int) -> Any:
+        if isinstance(key, str) and key in self._aliases(obj):
+            return getattr(obj, self._aliases(obj)[key])
+        return super().read(obj, key)
+
+    def write(self, obj: Any, key: str | int, value: Any) -> None:
+        if isinstance(key, str) and key in self._aliases(obj):
+            setattr(obj, self._aliases(obj)[key], value)
+        else:
+            super().write(obj, key, value)
+
+    def agent(self, execution: Any) -> str | None:
+        if isinstance(execution, PolicyCall):
+            return execution.agent
+        agent = getattr(execution, "agent", None)
+        name = getattr(agent, "name", None) if agent is not None else None
+        return None if name == NO_AGENT else name
+
+    def arguments(self, execution: Any) -> Any:
+        if isinstance(execution, ToolContext):  # the SDK hands the JSON text
+            try:
+                return json.loads(execution.tool_arguments)
+            except ValueError:
+                return execution.tool_arguments
+        return super().arguments(execution)
+
+    def signal(self, execution: Any) -> Any:
+        return None  # the SDK hands no signal: the kit waits on the caller's controller
+
+    def has_parent(self, execution: Any) -> bool:
+        return False
+
+    def keys(self, obj: Any) -> list[str]:
+        if isinstance(obj, ToolApprovalItem):  # its fields and its public properties
+            names = [f.name for f in fields(obj)] + ["call_id", "name", "arguments"]
+            return [_camel(n) for n in names if not n.startswith("_")]
+        return super().keys(obj)
+
+    classify: Callable[[str, Any, str], JSON] | None = None
+
+    def result_json(self, result: Any) -> JSON:
+        """A raw tool output (what guardrails and hooks are handed), mapped as the caller's is."""
+        call_id = _CALL.get()
+        if self.classify is not None and call_id is not None:
+            return self.classify(call_id, result, _model_text(result))
+        return _success(result, _model_text(result))
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _model_text(output: Any) -> str:
+    return output if isinstance(output, str) else str(output)  # ItemHelpers stringifies
+
+
+def _success(value: Any, text: str) -> JSON:
+    return {"isError": False, "value": jsonable(value), "content": [{"type": "text", "text": text}]}
+
+
+def _failure(text: str, code: str | None = None) -> JSON:
+    error: dict[str, Any] = {"message": text}
+    if code is not None:
+        error["info"] = {"code": code}
+    return {"isError": True, "error": error, "content": [{"type": "text", "text": text}]}
+
+
+# --------------------------------------------------------------------------- adapter
+
+
+def _unsupported(scenario: Mapping[str, Any]) -> str | None:
+    """Why the SDK cannot express this scenario, when it cannot."""
+    steps = {k for script in scripts_of(scenario) for step in script for k in step}
+    if steps & {"deferContext", "concludeTurn"}:
+        return "no deferred contexts or turn conclusion in the SDK"
+    if len(scenario.get("preExecute", [])) > 1:
+        return "one needs_approval policy per tool: no chain of pre-execute listeners"
+    listeners = [
+        e for k in ("preExecute", "guards", "postExecute", "observers") for e in scenario.get(k, [])
+    ]
+    if any(e.get("scope") is not None for e in listeners):
+        return "guardrails, approval policies and run hooks are not registered per agent"
+    for spec in scenario.get("postExecute", []):
+        for step in spec["steps"]:
+            ret = step.get("return") if isinstance(step, Mapping) else None
+            replaces = isinstance(ret, Mapping) and bool({"content", "value"} & set(ret))
+            if replaces and isinstance(ret, Mapping) and ret.get("kind") == "accept":
+                return "an output guardrail cannot replace a result with another success"
+            if isinstance(ret, Mapping) and "additionalContexts" in ret:
+                return "no deferred contexts in the SDK"
+    return None
+
+
+class _Run:
+    """One scenario: the SDK objects built from it and the outcome of each call."""
+
+    def __init__(self, scenario: Mapping[str, Any], session: Session) -> None:
+        self.scenario = scenario
+        self.session = session
+        self.closed: dict[str, str] = {}  # call id -> "denied" (closed by a kit callback)
+        self.denials: dict[str, Any] = {}  # call id -> a pre-execute deny reason
+        self.registrations: list[dict[str, Any]] = []
+        self.agents: dict[str, str | None] = {}  # call id -> the calling agent
+        self.tools: list[FunctionTool] = []
+        specs = [t for t in scenario.get("tools", []) if t.get("registered", True)]
+        scoped = {(t["name"], t["scope"]) for t in specs if t.get("scope") is not None}
+        for spec in specs:
+            try:
+                self.tools.append(self._tool(spec, scoped))
+                self.registrations.append({"key": spec.get("key", spec["name"]), "ok": True})
+            except Exception as e:
+                self.registrations.append(
+                    {"key": spec.get("key", spec["name"]), "ok": False, "error": f"{e}"}
+                )
+        self.hooks = _Hooks([session.observer(o) for o in scenario.get("observers", [])])
+
+    # ---- building
+    def _tool(self, spec: Mapping[str, Any], scoped: set[tuple[str, str]]) -> FunctionTool:
+        body = self.session.tool_body(spec)
+
+        async def on_invoke(ctx: ToolContext[Any], args_json: str) -> Any:
+            return await body(json.loads(args_json), ctx)
+
+        scope = spec.get("scope")
+
+        def enabled(ctx: RunContextWrapper[Any], agent: Any) -> bool:
+            if scope is not None:
+                return bool(agent.name == scope)
+            return (spec["name"], agent.name) not in scoped
+
+        guards: list[ToolInputGuardrail[Any]] = []
+        if self.scenario.get("preExecute"):
+            guards.append(ToolInputGuardrail(guardrail_function=self._pre_deny, name="pre"))
+        for g in self.scenario.get("guards", []):
+            guards.append(ToolInputGuardrail(guardrail_function=self._guard(g), name=g["id"]))
+        post: list[ToolOutputGuardrail[Any]] = [
+            ToolOutputGuardrail(guardrail_function=self._post(p), name=p["id"])
+            for p in self.scenario.get("postExecute", [])
+        ]
+        kwargs: dict[str, Any] = {}
+        if self.scenario.get("timeoutPolicy") and "timeoutMs" in spec:
+            kwargs["timeout_seconds"] = decode(spec["timeoutMs"]) / 1000
+        tool = FunctionTool(
+            name=spec["name"],
+            description=spec.get("description", ""),
+            params_json_schema=dict(spec.get("parameters", {"type": "object"})),
+            on_invoke_tool=on_invoke,
+            strict_json_schema=False,
+            is_enabled=enabled,
+            needs_approval=self._policy(spec) if self.scenario.get("preExecute") else False,
+            tool_input_guardrails=guards or None,
+            tool_output_guardrails=post or None,
+            **kwargs,
+        )
+        for key, value in spec.get("extra", {}).items():  # fields a host might add
+            if hasattr(tool, key):
+                raise ScenarioSkipped(f"extra field {key!r} is a FunctionTool field")
+            setattr(tool, key, value)
+        return tool
+
+    def _policy(self, spec: Mapping[str, Any]) -> Callable[..., Any]:
+        listener = self.session.pre_listener(self.scenario["preExecute"][0])
+
+        async def needs_approval(ctx: RunContextWrapper[Any], params: Any, call_id: str) -> Any:
+            execution = PolicyCall(call_id, spec["name"], self.agents.get(call_id), params, ctx)
+
+            async def next_() -> Any:
+                return self.session.binding.pre_decision({"kind": "allow"})
+
+            decision = await listener(execution, next_)
+            kind = decision.get("kind") if isinstance(decision, Mapping) else None
+            well_formed = isinstance(decision, Mapping) and (
+                (kind == "allow" and set(decision) == {"kind"})
+                or (kind == "ask" and set(decision) <= {"kind", "reason"})
+                or (kind == "deny" and isinstance(decision.get("reason"), str))
+            )
+            if not well_formed:
+                return decision  # the SDK bool()s whatever the policy returns
+            if kind == "deny":
+                self.denials[call_id] = decision.get("reason")
+                return False
+            return kind == "ask"
+
+        return needs_approval
+
+    async def _pre_deny(self, data: Any) -> ToolGuardrailFunctionOutput:
+        call_id = data.context.tool_call_id
+        if call_id in self.denials:
+            self.closed[call_id] = "denied"
+            return ToolGuardrailFunctionOutput.reject_content(self.denials.pop(call_id))
+        return ToolGuardrailFunctionOutput.allow()
+
+    def _guard(self, spec: Mapping[str, Any]) -> Callable[[Any], Any]:
+        guard = self.session.guard(spec)
+
+        async def guardrail(data: Any) -> Any:
+            reason = guard(data.context)
+            if reason is None:
+                return ToolGuardrailFunctionOutput.allow()
+            if isinstance(reason, str):
+                self.closed[data.context.tool_call_id] = "denied"
+                return ToolGuardrailFunctionOutput.reject_content(reason)
+            return reason  # not a guardrail output: the SDK decides what it means
+
+        return guardrail
+
+    def _post(self, spec: Mapping[str, Any]) -> Callable[[Any], Any]:
+        listener = self.session.post_listener(spec)
+
+        async def guardrail(data: Any) -> Any:
+            _CALL.set(data.context.tool_call_id)
+
+            async def next_() -> Any:
+                return self.session.binding.post_decision({"kind": "accept"})
+
+            decision = await listener(data.context, data.output, next_)
+            kind = decision.get("kind") if isinstance(decision, Mapping) else None
+            if kind == "accept" and set(decision) == {"kind"}:
+                return ToolGuardrailFunctionOutput.allow()
+            if kind == "block" and isinstance(decision.get("feedback"), str):
+                self.closed[data.context.tool_call_id] = "denied"
+                return ToolGuardrailFunctionOutput.reject_content(decision["feedback"])
+            return decision  # not a guardrail output: the SDK decides what it means
+
+        return guardrail
+
+    # ---- running
+    async def calls(self, calls: list[Mapping[str, Any]], parallel: int | None) -> list[JSON]:
+        """One model turn with these calls; one answer per call."""
+        self.agents = {c["callId"]: c.get("agent") for c in calls}
+        agent_names = {c.get("agent") for c in calls}
+        if len(agent_names) > 1:
+            raise ScenarioSkipped("one model turn belongs to one agent; the batch mixes agents")
+        controllers = []
+        items = []
+        for call in calls:
+            controller, arguments = self.session.caller(call)
+            controllers.append(controller)
+            try:
+                text = json.dumps(arguments, allow_nan=True)
+            except (TypeError, ValueError) as e:
+                raise ScenarioSkipped(f"arguments are not JSON text a model can send: {e}") from e
+            item = function_call(call["name"], text, call_id=call["callId"])
+            items.append(self.session.track_caller(call["callId"], item))
+        model = ScriptedModel([items, [assistant_message("done")]])
+        agent = Agent(name=agent_names.pop() or NO_AGENT, model=model, tools=list(self.tools))
+        config = RunConfig(
+            tracing_disabled=True,
+            tool_not_found_behavior="return_error_to_model",
+            tool_execution=ToolExecutionConfig(max_function_tool_concurrency=parallel),
+        )
+        offered: set[str] = set()
+        answers: dict[str, JSON] = {}
+        run_input: Any = "go"
+        while True:
+            task = asyncio.ensure_future(
+                Runner.run(agent, run_input, run_config=config, hooks=self.hooks)
+            )
+            for controller in controllers:
+                controller.task = task
+                if controller.signal.aborted:
+                    task.cancel("aborted before the run")
+            try:
+                result = await task
+            except asyncio.CancelledError:
+                return [{"raised": "CancelledError: the run was cancelled"} for _ in calls]
+            except Exception as e:
+                return [{"raised": f"{type(e).__name__}: {e}"} for _ in calls]
+            if model.calls and not offered:
+                offered = {getattr(t, "name", "") for t in model.calls[0].tools}
+            new_items: list[Any] = list(result.new_items)
+            for item in new_items:
+                if isinstance(item, ToolCallOutputItem):
+                    raw: Any = item.raw_item
+                    call_id = raw.get("call_id") if isinstance(raw, Mapping) else None
+                    answers[str(call_id)] = self._answer(item, call_id, offered)
+            if not result.interruptions:
+                break
+            state = result.to_state()
+            pending = await self._decide(state, result.interruptions)
+            if pending:
+                for call_id in pending:
+                    answers[call_id] = {"interrupted": "waiting for approval"}
+                break
+            run_input = state
+        return [answers.get(c["callId"], {"raised": "no output for this call"}) for c in calls]
+
+    async def _decide(self, state: Any, items: list[ToolApprovalItem]) -> list[str]:
+        """The scenario's approver answers each interruption; the call ids left undecided."""
+        if "approval" not in self.scenario:
+            return [str(i.call_id) for i in items]
+        approver = self.session.approval(self.scenario["approval"])
+        pending: list[str] = []
+        for item in items:
+            answer = await approver.request(item)
+            if answer == "allowed-once":
+                state.approve(item)
+            elif answer == "rejected":
+                self.closed[str(item.call_id)] = "denied"
+                state.reject(item)
+            else:  # approve/reject take only the item: no other answer can be passed
+                pending.append(str(item.call_id))
+        return pending
+
+    def _answer(self, item: ToolCallOutputItem, call_id: Any, offered: set[str]) -> JSON:
+        raw = item.raw_item
+        sent = raw.get("output") if isinstance(raw, Mapping) else None
+        text = sent if isinstance(sent, str) else _model_text(item.output)
+        name = next((c["name"] for c in self._calls() if c["callId"] == call_id), None)
+        if name not in offered and _NOT_FOUND.match(text):
+            return {"result": _failure(text, "UNKNOWN_TOOL")}
+        return {"result": self.classify(str(call_id), item.output, text)}
+
+    def classify(self, call_id: str, output: Any, text: str) -> JSON:
+        """A function tool's output as the kit's result (the same for caller and observers)."""
+        if self.closed.get(call_id) == "denied":
+            return _failure(text)
+        if self.scenario.get("timeoutPolicy") and _TIMED_OUT.match(text):
+            return _failure(text, "TOOL_TIMEOUT")
+        return _success(output, text)
+
+    def _calls(self) -> list[Mapping[str, Any]]:
+        return [
+            c
+            for a in self.scenario.get("actions", [])
+            for c in ([a["call"]] if "call" in a else a.get("batch", []))
+        ]
+
+    async def schemas(self, scope: str | None) -> list[Any]:
+        agent = Agent(name=scope or NO_AGENT, tools=list(self.tools))
+        tools = await agent.get_all_tools(RunContextWrapper(None))
+        return list(Converter.convert_tools(tools, []).tools)
+
+
+class _Hooks(RunHooks[Any]):
+    def __init__(self, observers: list[Callable[[Any, Any], Any]]) -> None:
+        self.observers = observers
+
+    async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: object) -> None:
+        _CALL.set(getattr(context, "tool_call_id", None))
+        for observer in self.observers:
+            await observer(context, result)
+
+
+class OpenAIAgentsAdapter:
+    def __init__(self) -> None:
+        set_tracing_disabled(True)
+        self._info = AdapterInfo(
+            name=DIST,
+            version=importlib.metadata.version(DIST),
+            language="python",
+            capabilities=CAPABILITIES,
+            missing=MISSING,
+            closed_forms=CLOSED_FORMS,
+        )
+
+    def describe(self) -> AdapterInfo:
+        return self._info
+
+    def run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
+        reason = _unsupported(scenario)
+        if reason is not None:
+            raise ScenarioSkipped(reason)
+        return asyncio.run(self._run(scenario))
+
+    async def _run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
+        binding = AgentsBinding()
+        session = Session(scenario, binding)
+        run = _Run(scenario, session)
+        binding.classify = run.classify
+        answers: list[JSON] = []
+        for action in scenario.get("actions", []):
+            try:
+                if "call" in action:
+                    (answer,) = await asyncio.wait_for(
+                        run.calls([action["call"]], None), ACTION_DEADLINE_S
+                    )
+                    answers.append(answer)
+                elif "batch" in action:
+                    results = await asyncio.wait_for(
+                        run.calls(list(action["batch"]), action.get("maxParallel", 4)),
+                        ACTION_DEADLINE_S,
+                    )
+                    answers.append({"results": [_flatten(r) for r in results]})
+                elif "schemas" in action:
+                    answers.append(await _schemas(run, action))
+                else:
+                    raise ScenarioSkipped(f"action {sorted(action)} has no SDK counterpart")
+            except TimeoutError:
+                answers.append({"raised": f"deadline of {ACTION_DEADLINE_S:g} s exceeded"})
+        return {"registrations": run.registrations, "actions": answers, "events": session.events}
+
+
+def _flatten(answer: JSON) -> JSON:
+    """A batch lists results; a call that did not close with a result keeps its form."""
+    return answer.get("result", answer)
+
+
+async def _schemas(run: _Run, action: Mapping[str, Any]) -> JSON:
+    scope = action["schemas"].get("scope")
+    listed = await run.schemas(scope)
+    answer: dict[str, Any] = {"schemas": jsonable(listed)}
+    if "mutate" in action:
+        target: Any = listed
+        path = action["mutate"]["path"]
+        try:
+            for key in path[:-1]:
+                target = target[key]
+            target[path[-1]] = action["mutate"]["value"]
+        except Exception:
+            pass
+        answer["after"] = jsonable(await run.schemas(scope))
+    return answer
+
+
+def make_adapter() -> OpenAIAgentsAdapter:
+    return OpenAIAgentsAdapter()

@@ -1,0 +1,88 @@
+"""Named rule sets for ``--rules``: today one, ``portable``.
+
+The portable set judges any agent framework's tool pipeline only on what every such
+pipeline promises: a call that is not granted does not run and its caller knows, the
+approver sees what runs, one frozen result per call, no abandoned body, hidden tools
+look missing, nothing host-only reaches the model. The rest of SPEC.md describes one
+design (a decision waterfall with ``next()``, around-wrappers owning a signal, a
+finalizer, typed output declarations, Code Mode...) that a framework may simply not
+have; those rules are listed in :data:`EXCLUDED` with the reason, and the README
+quotes the table. Rules of a stage an adapter lacks are not-applicable anyway (its
+capabilities); this set also leaves out rules whose *wording* is one design's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+__all__ = ["EXCLUDED", "PORTABLE", "RULE_SETS"]
+
+#: The framework-neutral rules, and the invariant each stands for.
+PORTABLE: Final[Mapping[str, str]] = {
+    "DEF-2": "only name, description and parameters reach the model",
+    "PRE-2": "a denial closes the call with its reason; the body never runs",
+    "PRE-3": "an ask nobody can answer is a denial",
+    "PRE-4": "only an explicit grant runs a gated call; every other answer denies",
+    "PRE-6": "every non-decision (a throw, a malformed answer) is a denial",
+    "GUARD-1": "a guard's objection is final: no later stage turns it into permission",
+    "GUARD-2": "a throwing or malformed guard denies",
+    "PIPE-2": "the arguments are materialized once, losslessly, and frozen",
+    "PIPE-3": "no stage rewrites what the call is (arguments, name, id, agent)",
+    "PIPE-4": "the body never runs on arguments its parameters refuse",
+    "PIPE-5": "what the approver saw is what runs",
+    "POST-4": "a throwing post-execute hook does not turn into a success",
+    "RES-1": "each observer gets the result once, frozen",
+    "RES-2": "the result returned is the result observed",
+    "CANCEL-4": "a cancelled or timed-out body is not abandoned while the caller moves on",
+    "SCOPE-1": "a hidden tool is indistinguishable from a missing one",
+}
+
+#: Every other rule with a predicate, and why it is one design's rather than everyone's.
+EXCLUDED: Final[Mapping[str, str]] = {
+    "PRE-1": "the waterfall with next() is this spec's listener model",
+    "PRE-5": "no arguments in the approval request is this spec's way to PIPE-5; PIPE-5 "
+    "judges what matters (the approver sees what runs) whatever the request carries",
+    "PRE-7": "async listeners observing exec.signal: this spec's signal model",
+    "PRE-8": "scope-filtered listeners: this spec's agent scoping",
+    "GUARD-3": "scoped guards: this spec's agent scoping",
+    "EXEC-1": "around-wrappers owning a replaceable signal: this spec's signal model",
+    "EXEC-2": "caller cancellation surviving a replaced signal: this spec's signal model",
+    "EXEC-3": "wrapper-authored successes normalized through the output declaration",
+    "EXEC-4": "wrapper failures bypassing post-execute: this spec's stage routing",
+    "EXEC-5": "the timeout policy as an outermost wrapper: this spec's design",
+    "POST-1": "which outcomes post-execute sees: this spec's stage routing",
+    "POST-2": "accept with content or value: this spec's decision vocabulary",
+    "POST-3": "block with feedback: this spec's decision vocabulary",
+    "POST-5": "deferred-context ordering: this spec's context model",
+    "FIN-1": "finalizeContent is this spec's stage",
+    "FIN-2": "finalizeContent is this spec's stage",
+    "FIN-3": "finalizeContent is this spec's stage",
+    "FIN-4": "finalizeContent is this spec's stage",
+    "CTX-1": "deferred contexts are this spec's model",
+    "CTX-2": "concluding the turn is this spec's model",
+    "OUT-1": "the canonical value and output schema are this spec's output declaration",
+    "OUT-2": "content as a pure render of the output declaration",
+    "OUT-3": "presentationMeta is this spec's presentation layer",
+    "OUT-5": "rejection of non-lossless values at the output source",
+    "RES-3": "the result's exact shape (Error: prefix, error.info) is this spec's wire form",
+    "DEF-1": "the three named definition layers (DEF-2 judges what reaches the model)",
+    "DEF-3": "the mandatory output declaration",
+    "DEF-4": "timeoutMs as a cooperative declaration",
+    "DEF-5": "layered registration with agent-scoped shadowing",
+    "DEF-6": "register returning a disposer",
+    "PIPE-1": "the order of this spec's five stages (wrappers inside the policy stages)",
+    "CANCEL-1": "the caller-owned AbortSignal in every stage: this spec's signal model",
+    "CANCEL-2": "the ABORTED_BEFORE_DISPATCH result code",
+    "CANCEL-3": "the ABORTED result code after dispatch",
+    "CONC-1": "exclusive by default is this spec's choice; frameworks choose parallel",
+    "CONC-2": "the batch scheduler's interface",
+    "CODE-1": "Code Mode is this spec's",
+    "CODE-2": "Code Mode is this spec's",
+    "CODE-3": "Code Mode is this spec's",
+    "CODE-4": "Code Mode is this spec's",
+    "SCOPE-2": "one visibility view across native and Code Mode",
+}
+
+#: ``--rules NAME`` selects a named set.
+RULE_SETS: Final[Mapping[str, tuple[str, ...]]] = {"portable": tuple(PORTABLE)}
