@@ -12,21 +12,34 @@ a final message. No network: the Agent gets a model instance and tracing is off.
 Mapping (kit stage -> SDK API):
 
 * tool -> ``FunctionTool(name, description, params_json_schema=parameters,
-  on_invoke_tool, strict_json_schema=False)``; the body receives the parsed JSON
-  text the model sent. A raw FunctionTool validates nothing (``SP/tool.py:455``):
-  no validation is added here. ``scope`` -> ``is_enabled`` (a scoped tool is enabled
-  only for the Agent named after the call's agent; a global one gives way to it).
+  on_invoke_tool, strict_json_schema=False)``; the body receives the ToolContext and
+  the JSON text the SDK passes ``on_invoke_tool`` -- the model item's ``arguments``
+  (``SP/tool.py:2289``), not ``ToolContext.tool_arguments`` -- parsed. A raw
+  FunctionTool validates nothing (``on_invoke_tool`` gets "the arguments from the LLM,
+  as a JSON string", ``SP/tool.py:469-472``): no validation is added here.
+  ``scope`` -> ``is_enabled`` (a scoped tool is enabled only for the Agent named after
+  the call's agent; a global one gives way to it).
+* a call's agent -> the Agent's name. A call with none runs on an Agent named
+  ``toolreg-no-agent`` (``Agent.name`` is required; the SDK has no call outside an
+  agent), and its approval reaches the host like any other: the SDK's interruptions
+  are the run's, not routed per agent.
 * caller signal -> cancelling the run's task (the SDK's only cancellation;
   abort = ``task.cancel()``).
 * pre-execute (one listener) -> ``needs_approval`` policy callable
-  (``SP/util/_approvals.py:40``): ``allow`` -> False, ``ask`` -> True, ``deny`` ->
+  (``SP/util/_approvals.py:37-50``; it gets the arguments parsed afresh, or is not
+  asked at all and approval is required when they are no standard JSON,
+  ``_approvals.py:19-34,73-76``): ``allow`` -> False, ``ask`` -> True, ``deny`` ->
   False plus a ``ToolInputGuardrail`` answering ``reject_content(reason)`` (the SDK's
   only pre-body denial). Any other answer is passed to the SDK as is: it ``bool()``s it.
 * approval -> interrupt then resume: ``result.interruptions`` -> the scenario's
   approval script is handed the ``ToolApprovalItem`` -> ``allowed-once`` ->
-  ``state.approve``, ``rejected`` -> ``state.reject``; any other answer cannot be
-  passed (``approve``/``reject`` take only the item, ``SP/run_state.py:1380,1398``):
-  the call stays pending and its answer is ``interrupted``.
+  ``state.approve``, ``rejected`` -> ``state.reject`` (no ``rejection_message``: the
+  kit's answer carries no text, so the model gets the SDK's default). The SDK has no
+  word for any other answer (``cancelled``, ``unavailable``, ...) and none for an
+  approval backend that raised (``SP/run_state.py:1380,1398`` take a yes or a no): such
+  a host does not resume, the call stays pending and its answer is ``interrupted``
+  with what happened. Choosing a ``reject`` with an adapter-written message instead
+  would credit the SDK with distinct denial reasons it does not have.
 * guards -> ``ToolInputGuardrail`` each: ``None`` -> ``allow()``, a string ->
   ``reject_content(reason)``; anything else is returned to the SDK as is.
 * post-execute -> ``ToolOutputGuardrail``: ``accept`` (no replacement) -> ``allow()``,
@@ -53,6 +66,7 @@ tool_execution.py:1861``): answer ``raised``.
 from __future__ import annotations
 
 import asyncio
+import copy
 import importlib.metadata
 import json
 import re
@@ -78,9 +92,10 @@ from agents.models.openai_responses import Converter
 from agents.run_config import ToolExecutionConfig
 from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
+from openai.types.responses import ResponseFunctionToolCall
 
 from conformance.core.adapter import AdapterInfo, ScenarioSkipped
-from conformance.core.binding import JSON, Binding, decode, jsonable
+from conformance.core.binding import ABSENT, JSON, Binding, decode, jsonable
 from conformance.core.interpreter import Session
 from conformance.core.scenario import scripts_of
 
@@ -102,6 +117,8 @@ CAPABILITIES = frozenset(
     }
 )
 MISSING: dict[str, str] = {
+    "agentless-calls": "every SDK call belongs to an Agent and approvals go to whoever called "
+    "Runner.run (agents/agent.py, agents/result.py): PRE-4's no-agent case has no counterpart",
     "wrappers": "no around-wrapper of a function tool's body: on_invoke_tool is the body itself",
     "finalizer": "no last-mile content stage; RunConfig.tool_error_formatter only rewrites "
     "three kinds of SDK error message",
@@ -158,13 +175,30 @@ class PolicyCall:
     context: Any = field(repr=False)
 
 
+@dataclass
+class Invocation:
+    """What ``on_invoke_tool`` is handed: the ToolContext and the arguments' JSON text.
+
+    The body's arguments are that text (its own parameter); the rest is the context."""
+
+    context: ToolContext[Any]
+    text: str
+
+
 # scenario key -> attribute, for the SDK's own objects
 _TOOL_CONTEXT = {"callId": "tool_call_id", "name": "tool_name", "arguments": "tool_arguments"}
 _APPROVAL = {"name": "tool_name"}
 
 
 class AgentsBinding(Binding):
-    """Reads the SDK's ToolContext and ToolApprovalItem; no signal is handed to any stage."""
+    """Reads the SDK's ToolContext and ToolApprovalItem; no signal is handed to any stage.
+
+    ``ToolContext.tool_arguments`` is the JSON text the model sent (a ``str`` field,
+    ``SP/tool_context.py:52``): a stage reads it parsed, and a stage that assigns the
+    arguments writes JSON text there, as a hook author would; a write *inside* the
+    parsed copy cannot reach the string (the mutation lands on a copy). The same holds
+    for the caller's model item (``ResponseFunctionToolCall.arguments``).
+    """
 
     def new_controller(self) -> Any:
         return _Controller()
@@ -175,17 +209,40 @@ class AgentsBinding(Binding):
         return _APPROVAL if isinstance(obj, ToolApprovalItem) else {}
 
     def read(self, obj: Any, key: str | int) -> Any:
+        if isinstance(obj, Invocation):
+            return obj.text if key == "arguments" else self.read(obj.context, key)
         if isinstance(key, str) and key in self._aliases(obj):
             return getattr(obj, self._aliases(obj)[key])
         return super().read(obj, key)
 
     def write(self, obj: Any, key: str | int, value: Any) -> None:
-        if isinstance(key, str) and key in self._aliases(obj):
+        if isinstance(obj, Invocation) and key == "arguments":
+            obj.text = json.dumps(value, allow_nan=True)  # rebinding the body's own parameter
+        elif isinstance(obj, Invocation):
+            self.write(obj.context, key, value)
+        elif isinstance(obj, ToolContext) and key == "arguments":
+            obj.tool_arguments = json.dumps(value, allow_nan=True)  # a str field
+        elif isinstance(obj, ResponseFunctionToolCall) and key == "arguments":
+            obj.arguments = json.dumps(value, allow_nan=True)  # the model item's: str too
+        elif isinstance(key, str) and key in self._aliases(obj):
             setattr(obj, self._aliases(obj)[key], value)
         else:
             super().write(obj, key, value)
 
+    def delete(self, obj: Any, key: str | int) -> None:
+        super().delete(obj.context if isinstance(obj, Invocation) else obj, key)
+
+    def keys(self, obj: Any) -> list[str]:
+        if isinstance(obj, Invocation):
+            return self.keys(obj.context)
+        if isinstance(obj, ToolApprovalItem):  # its fields and its public properties
+            names = [f.name for f in fields(obj)] + ["call_id", "name", "arguments"]
+            return [_camel(n) for n in names if not n.startswith("_")]
+        return super().keys(obj)
+
     def agent(self, execution: Any) -> str | None:
+        if isinstance(execution, Invocation):
+            return self.agent(execution.context)
         if isinstance(execution, PolicyCall):
             return execution.agent
         agent = getattr(execution, "agent", None)
@@ -193,24 +250,25 @@ class AgentsBinding(Binding):
         return None if name == NO_AGENT else name
 
     def arguments(self, execution: Any) -> Any:
+        if isinstance(execution, Invocation):
+            return _parsed(execution.text)
         if isinstance(execution, ToolContext):  # the SDK hands the JSON text
-            try:
-                return json.loads(execution.tool_arguments)
-            except ValueError:
-                return execution.tool_arguments
+            return _parsed(execution.tool_arguments)
         return super().arguments(execution)
+
+    def request_arguments(self, request: Any) -> Any:
+        """A ToolApprovalItem shows its approver ``arguments``: the call's JSON text
+        (``SP/items.py:645``), parsed."""
+        if isinstance(request, ToolApprovalItem):
+            shown = request.arguments
+            return ABSENT if shown is None else jsonable(_parsed(shown))
+        return super().request_arguments(request)
 
     def signal(self, execution: Any) -> Any:
         return None  # the SDK hands no signal: the kit waits on the caller's controller
 
     def has_parent(self, execution: Any) -> bool:
         return False
-
-    def keys(self, obj: Any) -> list[str]:
-        if isinstance(obj, ToolApprovalItem):  # its fields and its public properties
-            names = [f.name for f in fields(obj)] + ["call_id", "name", "arguments"]
-            return [_camel(n) for n in names if not n.startswith("_")]
-        return super().keys(obj)
 
     classify: Callable[[str, Any, str], JSON] | None = None
 
@@ -220,6 +278,44 @@ class AgentsBinding(Binding):
         if self.classify is not None and call_id is not None:
             return self.classify(call_id, result, _model_text(result))
         return _success(result, _model_text(result))
+
+
+def _sent_text(arguments: Any) -> str:
+    """The arguments as the JSON text a model sends (the SDK's only input form).
+
+    ``NaN``/``Infinity`` are characters a model can emit (Python's ``json`` reads them
+    back, as the SDK's own ``function_tool`` parser does, ``SP/tool.py:1967``). A value
+    no JSON text can hold -- a function, a cycle, a non-string key that ``json.dumps``
+    would silently turn into a string -- cannot come from a model: the scenario is
+    skipped rather than sent in a lossy form the SDK never saw."""
+    if _non_string_key(arguments):
+        raise ScenarioSkipped("arguments with a non-string key: no model's JSON text has one")
+    try:
+        return json.dumps(arguments, allow_nan=True)
+    except (TypeError, ValueError) as e:
+        raise ScenarioSkipped(f"arguments are not JSON text a model can send: {e}") from e
+
+
+def _non_string_key(value: Any, depth: int = 0) -> bool:
+    if depth > 64:  # a cycle: json.dumps refuses it
+        return False
+    if isinstance(value, Mapping):
+        return any(
+            not isinstance(k, str) or _non_string_key(v, depth + 1) for k, v in value.items()
+        )
+    if isinstance(value, list):
+        return any(_non_string_key(v, depth + 1) for v in value)
+    return False
+
+
+def _parsed(text: Any) -> Any:
+    """JSON text parsed; anything else (a value no JSON text) as it is."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def _camel(name: str) -> str:
@@ -276,6 +372,7 @@ class _Run:
         self.session = session
         self.closed: dict[str, str] = {}  # call id -> "denied" (closed by a kit callback)
         self.denials: dict[str, Any] = {}  # call id -> a pre-execute deny reason
+        self.failed: dict[str, str] = {}  # call id -> why its approval got no answer
         self.registrations: list[dict[str, Any]] = []
         self.agents: dict[str, str | None] = {}  # call id -> the calling agent
         self.tools: list[FunctionTool] = []
@@ -296,7 +393,7 @@ class _Run:
         body = self.session.tool_body(spec)
 
         async def on_invoke(ctx: ToolContext[Any], args_json: str) -> Any:
-            return await body(json.loads(args_json), ctx)
+            return await body(json.loads(args_json), Invocation(ctx, args_json))
 
         scope = spec.get("scope")
 
@@ -320,7 +417,7 @@ class _Run:
         tool = FunctionTool(
             name=spec["name"],
             description=spec.get("description", ""),
-            params_json_schema=dict(spec.get("parameters", {"type": "object"})),
+            params_json_schema=copy.deepcopy(dict(spec.get("parameters", {"type": "object"}))),
             on_invoke_tool=on_invoke,
             strict_json_schema=False,
             is_enabled=enabled,
@@ -413,10 +510,7 @@ class _Run:
         for call in calls:
             controller, arguments = self.session.caller(call)
             controllers.append(controller)
-            try:
-                text = json.dumps(arguments, allow_nan=True)
-            except (TypeError, ValueError) as e:
-                raise ScenarioSkipped(f"arguments are not JSON text a model can send: {e}") from e
+            text = _sent_text(arguments)
             item = function_call(call["name"], text, call_id=call["callId"])
             items.append(self.session.track_caller(call["callId"], item))
         model = ScriptedModel([items, [assistant_message("done")]])
@@ -457,7 +551,8 @@ class _Run:
             pending = await self._decide(state, result.interruptions)
             if pending:
                 for call_id in pending:
-                    answers[call_id] = {"interrupted": "waiting for approval"}
+                    why = self.failed.get(call_id, "waiting for approval")
+                    answers[call_id] = {"interrupted": why}
                 break
             run_input = state
         return [answers.get(c["callId"], {"raised": "no output for this call"}) for c in calls]
@@ -469,7 +564,12 @@ class _Run:
         approver = self.session.approval(self.scenario["approval"])
         pending: list[str] = []
         for item in items:
-            answer = await approver.request(item)
+            try:
+                answer = await approver.request(item)
+            except Exception as e:  # the host's approval backend failed: no answer to pass
+                self.failed[str(item.call_id)] = f"the approval service raised: {e}"
+                pending.append(str(item.call_id))
+                continue
             if answer == "allowed-once":
                 state.approve(item)
             elif answer == "rejected":

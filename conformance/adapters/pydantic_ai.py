@@ -19,29 +19,43 @@ Mapping (kit stage -> framework API):
   what ``ToolCallPart.args`` accepts besides JSON text); the answer is the call's
   ``ToolReturnPart`` in the run's history (below). With observers the run must stream
   (pa/capabilities/hooks.py ``on.event``): the args then travel as JSON text (``DeltaToolCall``).
-* ① pre-execute -> a ``before_tool_execute`` hook (``Hooks`` capability). The framework has
-  no waterfall: the adapter chains the listeners (``next()`` runs the rest; the end says
-  allow) and maps the decision: allow -> the args are returned; deny(reason) ->
-  ``ToolFailed(reason)``; ask -> ``ApprovalRequired(metadata={"reason": ...})``. A value that
-  is no well-formed decision is returned as is: the hook's return value IS the args
-  (pa/tool_manager.py:754). On the resumed run of an approved call (``ctx.tool_call_approved``)
-  the hook returns the args without asking the listeners again: the approval answered the ask.
+* ① pre-execute -> an ``after_tool_validate`` hook (``Hooks`` capability), the framework's
+  "reliable gate on validated arguments" that may defer the call (pa/capabilities/abstract.py:
+  1251-1273); it runs before every execute hook, so before the wrappers (pa/tool_manager.py:
+  690, 752-767). The framework has no waterfall: the adapter chains the listeners (``next()``
+  runs the rest; the end says allow) and maps the decision: allow -> the args are returned;
+  deny(reason) -> ``ToolFailed(reason)``; ask -> ``ApprovalRequired(metadata={"reason": ...})``.
+  A value that is no well-formed decision is returned as is: the hook's return value IS the
+  args (pa/tool_manager.py:690). Assigning the view's ``arguments`` is how a hook replaces
+  them: the hook returns the view's arguments. On the resumed run of an approved call
+  (re-validated with ``approved=True``, pa/_tool_execution.py:785) the hook returns the args
+  without asking the listeners again: the approval answered the ask.
 * approval -> interrupt-then-resume: the run ends with ``DeferredToolRequests``; each
   pending call's request (``ToolCallPart`` + its metadata, presented with the kit's key
-  names: callId, name, arguments, metadata) goes to the scenario's approval script; the
+  names: callId, name, arguments, metadata; the arguments it shows are the part's args,
+  parsed) goes to the scenario's approval script; the
   run resumes with ``DeferredToolResults(approvals=...)``: allowed-once -> ``True``,
   rejected / cancelled / unavailable -> ``ToolDenied(<distinct message>)``, anything else as
-  is (the framework checks it, pa/_deferred.py:233-252). No approval service: the run stops
+  is (the framework checks it, pa/_deferred.py:233-252), keyed by the part's
+  ``tool_call_id`` read after the decision, as the documented idiom does
+  (pa/.agents/skills/building-pydantic-ai-agents/references/TOOLS-ADVANCED.md:30-34). The part
+  is the live one of the message history the run resumes from: no copy is made.
+  No approval service: the run stops
   with the requests pending -> the closed form ``interrupted``.
-* ② guards -> one ``before_tool_execute`` hook each, after the pre-execute one: None -> the
-  args; any other return -> ``ToolFailed(reason)``.
+* ② guards -> one ``after_tool_validate`` hook each, after the pre-execute one (hooks of a
+  kind run in registration order, pa/capabilities/hooks.py:1178-1183): None -> the view's
+  args; any other return -> ``ToolFailed(reason)``. (``before_tool_execute`` would run
+  INSIDE every wrap, pa/tool_manager.py:752-767: too late for a guard.)
 * ③ wrappers -> ``tool_execute`` (``wrap_tool_execute``) hooks; ``next()`` is the framework's
-  ``handler(args)``. The framework runs every ``before_tool_execute`` INSIDE the wrap
-  (pa/tool_manager.py:752-767), so wrappers enter before pre-execute and guards.
+  ``handler(args)`` with the view's arguments.
 * ④ post-execute -> an ``after_tool_execute`` hook chaining the listeners (the end says
   accept): accept -> the result; accept{value} -> the value; block(feedback) ->
   ``ToolFailed(feedback)``; malformed -> returned as is (it replaces the result).
-* result observers -> ``on.event(FunctionToolResultEvent)``, handed the live ``ToolReturnPart``.
+* result observers -> ``on.event(FunctionToolResultEvent)``, handed the live ``ToolReturnPart``
+  (kit value and content -> its ``content``, isError -> its ``outcome``) and, as the call's
+  arguments, the model's ``ToolCallPart`` found by id in ``ctx.messages`` (see _Published).
+  A streamed turn carries JSON text: arguments with no JSON text (a cycle) cannot be streamed
+  and such a scenario is skipped.
 * cancellation -> one ``CancellationToken`` per run (``agent.run(cancellation_token=)``):
   aborting any call's signal cancels the run (the framework's granularity), which raises
   ``RunCancelled``. No signal reaches any stage: stages wait on the caller's own signal.
@@ -113,6 +127,9 @@ CAPABILITIES = frozenset(
     ]
 )
 MISSING = {
+    "agentless-calls": "approvals are not routed by agent: every deferred call goes back to "
+    "the host that runs the agent (DeferredToolRequests), so PRE-4's no-agent case has no "
+    "counterpart",
     "scopes": "one Agent resolves one tool set; there are no per-agent registration or "
     "listener layers (tools can be filtered per run with prepare, nothing scopes hooks)",
     "code-mode": "no registry modes or run_code transport of the kit's kind",
@@ -198,14 +215,27 @@ class _Call:
 
 
 class _Published:
-    """What an observer is handed as the call: the live ToolReturnPart's identity, the deps."""
+    """What an observer is handed as the call: the live ToolReturnPart's identity, the deps,
+    and the arguments of the call it answers, found the way the framework matches a result to
+    its call: by tool_call_id, in the run's messages (``ctx.messages``; ToolResultEvent's
+    ``tool_call_id``, pa/messages.py:7312-7315). That is the model's ToolCallPart as the
+    history records it (JSON text when streamed): reading parses it, assigning replaces it."""
 
     signal: Any = None
-    arguments: Any = None  # the result event carries no arguments
 
-    def __init__(self, part: ToolReturnPart, agent: Any) -> None:
+    def __init__(self, part: ToolReturnPart, agent: Any, call: ToolCallPart | None) -> None:
         self.part = part
         self.agent = agent
+        self.call = call
+
+    @property
+    def arguments(self) -> Any:
+        return None if self.call is None else self.call.args_as_dict()
+
+    @arguments.setter
+    def arguments(self, value: Any) -> None:
+        if self.call is not None:
+            self.call.args = value
 
     @property
     def call_id(self) -> str:
@@ -263,6 +293,13 @@ class PydanticBinding(Binding):
         if signal.token is not None:
             signal.token.cancel()
 
+    def request_arguments(self, request: Any) -> Any:
+        """What the approver is shown: the pending ToolCallPart's args, parsed when JSON text
+        (``DeferredToolRequests.approvals`` holds the model's parts, pa/_deferred.py:53)."""
+        if isinstance(request, _Request):
+            return jsonable(request.part.args_as_dict())
+        return super().request_arguments(request)
+
     def keys(self, obj: Any) -> list[str]:
         if isinstance(obj, _Request):
             return ["callId", "name", "arguments", "metadata"]
@@ -279,8 +316,11 @@ class PydanticBinding(Binding):
         return super().read(obj, key)
 
     def write(self, obj: Any, key: str | int, value: Any) -> None:
-        if isinstance(obj, ToolReturnPart) and key == "value":
-            key = "content"
+        if isinstance(obj, ToolReturnPart) and key == "isError":
+            obj.outcome = "failed" if value else "success"  # the field that says it
+            return
+        if isinstance(obj, ToolReturnPart) and key in ("value", "content"):
+            key = "content"  # one field: what the model sees is rendered from it
         super().write(obj, key, value)
 
     def call_id(self, execution: Any) -> str | None:
@@ -442,29 +482,31 @@ class PydanticAIAdapter:
             ) -> Any:
                 if ctx.tool_call_approved:
                     return args  # the approval service answered this call's ask
-                decision = await _chain(pre, (_Call(call, args, ctx.deps),), {"kind": "allow"})
+                view = _Call(call, args, ctx.deps)
+                decision = await _chain(pre, (view,), {"kind": "allow"})
                 kind = _well_formed(decision, kinds_pre)
                 if kind == "deny":
                     raise ToolFailed(decision["reason"])
                 if kind == "ask":
                     raise ApprovalRequired(metadata={"reason": decision.get("reason")})
-                return args if kind == "allow" else decision
+                return view.arguments if kind == "allow" else decision
 
-            hooks.on.before_tool_execute(pre_execute)
+            hooks.on.after_tool_validate(pre_execute)
         for guard in guards:
 
             def guard_hook(guard: Callable[[Any], Any]) -> Callable[..., Awaitable[Any]]:
                 async def hook(
                     ctx: RunContext[Any], *, call: ToolCallPart, tool_def: Any, args: Any
                 ) -> Any:
-                    reason = guard(_Call(call, args, ctx.deps))
+                    view = _Call(call, args, ctx.deps)
+                    reason = guard(view)
                     if reason is None:
-                        return args
+                        return view.arguments
                     raise ToolFailed(reason if isinstance(reason, str) else canonical_json(reason))
 
                 return hook
 
-            hooks.on.before_tool_execute(guard_hook(guard))
+            hooks.on.after_tool_validate(guard_hook(guard))
         for spec in scenario.get("wrappers", []):
 
             def wrap_hook(wrapper: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
@@ -507,12 +549,23 @@ class PydanticAIAdapter:
 
             def observe(observer: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[None]]:
                 async def hook(ctx: RunContext[Any], event: FunctionToolResultEvent) -> None:
-                    await observer(_Published(event.part, ctx.deps), event.part)
+                    call = _call_of(ctx.messages, event.tool_call_id)
+                    await observer(_Published(event.part, ctx.deps, call), event.part)
 
                 return hook
 
             hooks.on.event(FunctionToolResultEvent)(observe(session.observer(spec)))
         return hooks
+
+
+def _call_of(messages: Sequence[ModelMessage], call_id: str) -> ToolCallPart | None:
+    """The model's ToolCallPart with that id in the run's messages (the latest one)."""
+    found = None
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, ToolCallPart) and part.tool_call_id == call_id:
+                found = part
+    return found
 
 
 def _stage_needs(scenario: Mapping[str, Any]) -> set[str]:
@@ -598,6 +651,12 @@ class _Run:
             part = ToolCallPart(call["name"], arguments, tool_call_id=call["callId"])
             session.track_caller(call["callId"], _Request(part))
             self.parts.append(part)
+        self.texts: list[str] = []
+        if streams:  # a streamed turn carries JSON text (DeltaToolCall.json_args)
+            try:
+                self.texts = [json.dumps(p.args) for p in self.parts]
+            except (TypeError, ValueError) as e:
+                raise _Inexpressible(f"streamed arguments are JSON text, these are not: {e}") from e
         self.turned = False
         model = FunctionModel(self._turn, stream_function=self._stream) if streams else None
         model = model or FunctionModel(self._turn)
@@ -620,8 +679,8 @@ class _Run:
             return
         self.turned = True
         yield {
-            i: DeltaToolCall(p.tool_name, json.dumps(p.args), tool_call_id=p.tool_call_id)
-            for i, p in enumerate(self.parts)
+            i: DeltaToolCall(p.tool_name, text, tool_call_id=p.tool_call_id)
+            for i, (p, text) in enumerate(zip(self.parts, self.texts, strict=True))
         }
 
     async def answer(self, single: bool) -> dict[str, Any]:

@@ -43,13 +43,14 @@ CAPABILITIES: Final[Mapping[str, str]] = {
     "observers": "tools/result observers see every published result (scenario observers)",
     "classifier": "a tool's isConcurrencySafe classifies each call (tool isConcurrencySafe)",
     "approval": "an approval service can be mounted and scripted",
-    "scopes": "calls carry an agent identity; tools and listeners can be registered for one agent",
+    "scopes": "tools and listeners can be registered for one agent",
     "scheduler": "a batch of calls can be driven through the implementation's scheduler",
     "code-mode": "registry modes code/both, run_code and a scripted code runtime",
     "timeout-policy": "the timeout policy wrapper can be installed",
     "presentation": "output.presentationMeta can be declared",
     "registry-mutation": "tools can be registered and disposed while a call is in flight",
     "nested-calls": "a tool body can run a nested call and forward its result (step forward)",
+    "agentless-calls": "a call can carry no agent at all (PRE-4: no agent to route a question to)",
 }
 
 
@@ -179,7 +180,7 @@ def requirements(scenario: Mapping[str, Any]) -> frozenset[str]:
     ):
         needs.add("scopes")
     if "approval" in scenario and any(call.get("agent") is None for call in calls_of(scenario)):
-        needs.add("scopes")  # PRE-4: no agent to route the question to needs agent identities
+        needs.add("agentless-calls")  # PRE-4: a question with no agent to route it to
     if any("batch" in action for action in scenario.get("actions", [])):
         needs.add("scheduler")
     if any("presentationMeta" in t.get("output", {}) for t in scenario.get("tools", [])):

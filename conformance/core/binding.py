@@ -18,9 +18,12 @@ from typing import Any, cast
 
 from conformance.core.steps import ScriptError
 
-__all__ = ["JSON", "Binding", "canonical_json", "decode", "jsonable"]
+__all__ = ["ABSENT", "JSON", "Binding", "canonical_json", "decode", "jsonable"]
 
 JSON = Any
+
+#: What :meth:`Binding.request_arguments` returns for a request that shows no arguments.
+ABSENT: Any = object()
 
 
 def decode(value: JSON) -> Any:
@@ -151,6 +154,14 @@ class Binding:
         fields = getattr(obj, "__dataclass_fields__", None)
         names = list(fields) if fields is not None else list(vars(obj))
         return [_camel(k) for k in names if not k.startswith("_")]
+
+    def request_arguments(self, request: Any) -> Any:
+        """The arguments an approval request shows its approver, as JSON (PIPE-5), or
+        :data:`ABSENT` when it shows none (PRE-5). A framework whose request spells them
+        otherwise (a JSON string, another field) overrides this."""
+        if "arguments" not in self.keys(request):
+            return ABSENT
+        return jsonable(self.get(request, "arguments"))
 
     # -- executions (also: a dispatch view, a run context, an approval request, a log record)
     def call_id(self, execution: Any) -> str | None:

@@ -35,7 +35,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from conformance.core.binding import JSON, Binding, canonical_json, decode, jsonable
+from conformance.core.binding import ABSENT, JSON, Binding, canonical_json, decode, jsonable
 from conformance.core.handlers import ASYNC_STEPS, SYNC_STEPS, _Frame, _Return
 from conformance.core.steps import (  # re-exported: the step table's names
     MUTATION_OPS,
@@ -304,15 +304,17 @@ class Session:
                 b = session.binding
                 keys = sorted(b.keys(request))
                 call_id = b.call_id(request)
-                session.events.append(
-                    {
-                        "stage": "approval",
-                        "at": "request",
-                        "call": call_id,
-                        "keys": keys,
-                        "reason": jsonable(b.get(request, "reason")),
-                    }
-                )
+                event = {
+                    "stage": "approval",
+                    "at": "request",
+                    "call": call_id,
+                    "keys": keys,
+                    "reason": jsonable(b.get(request, "reason")),
+                }
+                shown = b.request_arguments(request)
+                if shown is not ABSENT:
+                    event["arguments"] = shown  # what the approver saw (PIPE-5)
+                session.events.append(event)
                 steps = spec.get("byCall", {}).get(call_id, spec["steps"])
                 answer = await session.run(
                     steps, "approval", "approval", request, convert=decode, enter=False

@@ -42,7 +42,15 @@ __all__ = [
 
 FAILING_STATUSES = FAILING
 # The parts of an entry people write; --update-expect keeps them as they are.
-DOCUMENTATION_KEYS = ("link", "requires", "does", "assessment", "evidence", "counterexample")
+DOCUMENTATION_KEYS = (
+    "link",
+    "tracker",
+    "requires",
+    "does",
+    "assessment",
+    "evidence",
+    "counterexample",
+)
 
 
 @dataclass

@@ -76,6 +76,10 @@ def publish(
 ) -> tuple[Expectations, bool]:
     """Run, then write report.json, cases/, expect.json and README.md into ``directory``.
 
+    A ``NOTES.md`` beside them (the adapter's mapping, what it cannot express, findings
+    no generator reaches) is written by people: it is copied into README.md verbatim,
+    ahead of the generated findings, and never overwritten.
+
     ``rules`` selects the rules as ``run --rules`` does (e.g. ``portable`` for an agent
     framework); the gate then runs with the same selection.
 
@@ -122,24 +126,27 @@ def publish(
             failure.counterexample = chosen[outcome.id] if mine else None
     document: dict[str, Any] = report_json(result, "expect.json")
     (out / "report.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    selection = f" --rules {shlex.quote(rules)}" if rules else ""
     intro = [
         "## How this was produced",
         "",
         "```sh",
         f"toolreg-conformance publish --adapter {shlex.quote(spec)} --dir {out} "
-        f"--profile {profile}",
+        f"--profile {profile}{selection}",
         "```",
         "",
         "Gate a later run against these findings, and check that each case still fails:",
         "",
         "```sh",
-        f"toolreg-conformance run --adapter {shlex.quote(spec)} --profile {profile} "
+        f"toolreg-conformance run --adapter {shlex.quote(spec)} --profile {profile}{selection} "
         f"--expect {out / 'expect.json'}",
         f"toolreg-conformance replay {out / 'cases'}/*.json --adapter {shlex.quote(spec)} "
         "--expect-fail",
         "```",
         "",
     ]
-    findings = intro + findings_markdown(expectations.expected, adapter=spec)
+    notes_path = out / "NOTES.md"  # written by people (the adapter's mapping): kept verbatim
+    notes = [notes_path.read_text(encoding="utf-8").rstrip(), ""] if notes_path.exists() else []
+    findings = notes + intro + findings_markdown(expectations.expected, adapter=spec)
     (out / "README.md").write_text(report_markdown(result, "expect.json", findings))
     return expectations, result.conformant

@@ -303,6 +303,8 @@ def findings_markdown(
             lines.append(f"- {entry['reason']}")
         if entry.get("link"):
             lines.append(f"- Tracked: {entry['link']}")
+        if entry.get("tracker"):
+            lines.append(f"- Public tracker: {entry['tracker']}")
         lines.append("")
     return lines
 

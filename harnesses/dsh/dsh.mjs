@@ -39,6 +39,7 @@ export const CAPABILITIES = [
   'finalizer',
   'observers',
   'classifier',
+  'agentless-calls',
   'approval',
   'code-mode',
   'nested-calls',

@@ -54,6 +54,9 @@ export function loadStepTable(url = STEP_TABLE_URL) {
  */
 export const NOT_CALLABLE = 'not-callable'
 
+/** What `requestArguments` returns for a request that shows no arguments. */
+export const ABSENT = Symbol('absent')
+
 /** The step table this interpreter runs (loaded once). */
 export const STEP_TABLE = loadStepTable()
 
@@ -259,6 +262,14 @@ export class Binding {
     obj.splice(at ?? obj.length, 0, value)
   }
   /** The field names of an object (an approval request's `keys`). */
+  /**
+   * The arguments an approval request shows its approver, as JSON (PIPE-5), or ABSENT
+   * when it shows none (PRE-5). A framework whose request spells them otherwise overrides it.
+   */
+  requestArguments(req) {
+    return this.keys(req).includes('arguments') ? jsonable(this.get(req, 'arguments')) : ABSENT
+  }
+
   keys(obj) {
     if (obj instanceof Map) return [...obj.keys()].map(String)
     return isObject(obj) ? Object.keys(obj) : []
@@ -579,12 +590,14 @@ export class Session {
     return async function request(req) {
       const b = session.binding
       const callId = b.callId(req)
+      const shown = b.requestArguments(req)
       session.events.push({
         stage: 'approval',
         at: 'request',
         call: callId,
         keys: b.keys(req).sort(),
         reason: jsonable(b.get(req, 'reason')),
+        ...(shown === ABSENT ? {} : { arguments: shown }),
       })
       const steps = spec.byCall?.[callId] ?? spec.steps
       const answer = await session.run(steps, 'approval', 'approval', req, {

@@ -116,3 +116,40 @@ def test_finalizer_scenarios_are_skipped() -> None:
     data["tools"] = [{**READ, "finalizeContent": [{"return": None}]}]
     trace, no_trace = run_scenario(make_adapter(), data)
     assert trace is None and no_trace is not None and "finalizer" in no_trace.reason
+
+
+def test_guards_run_before_the_wrappers_GUARD_1() -> None:
+    """Pre-execute and guards are after_tool_validate hooks: they run before every wrap."""
+    data = scenario(
+        [call("c1")],
+        preExecute=[{"id": "pre", "steps": [{"delegate": True}]}],
+        guards=[{"id": "g", "steps": [{"return": None}]}],
+        wrappers=[{"id": "w", "steps": [{"delegate": True}]}],
+    )
+    result = evaluate(make_adapter(), data, rules=["GUARD-1"])
+    assert result.trace is not None and not result.violations("GUARD-1")
+    order = [e["stage"] for e in result.trace["events"] if e.get("at") == "enter"]
+    assert order == ["pre-execute", "guard", "wrapper", "body"]
+
+
+def test_observer_sees_the_calls_arguments() -> None:
+    """An observer finds its call's ToolCallPart in ctx.messages by tool_call_id."""
+    observers = [{"id": "log", "steps": [{"observe": "arguments"}]}]
+    trace = make_adapter().run(scenario([call("c1", path="/b")], observers=observers))
+    seen = [e["observed"] for e in trace["events"] if e["stage"] == "result" and "observed" in e]
+    assert {"path": "/b"} in seen
+
+
+def test_streamed_approval_request_shows_parsed_arguments_PIPE_5() -> None:
+    """Observers make the turn streamed (args are JSON text); the approver sees them parsed."""
+    ask = [{"id": "ask", "steps": [{"return": {"kind": "ask", "reason": "r"}}]}]
+    data = scenario(
+        [call("c1", path="/b")],
+        preExecute=ask,
+        approval={"steps": [{"return": "allowed-once"}]},
+        observers=[{"id": "log", "steps": []}],
+    )
+    result = evaluate(make_adapter(), data, rules=["PIPE-5"])
+    assert result.trace is not None and not result.violations("PIPE-5")
+    requests = [e for e in result.trace["events"] if e.get("at") == "request"]
+    assert requests[0]["arguments"] == {"path": "/b"}

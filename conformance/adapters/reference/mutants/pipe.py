@@ -292,3 +292,25 @@ mutant(
     replaces="adapter",
     name="views-write-through",
 )(_views_write_through)
+
+
+def _approved_then_rewritten() -> PatchedAdapter:
+    """The same writable views, met where it matters most: the approver consented to one
+    call, then a ``tools/execute`` wrapper assigns the execution other ``arguments`` and the
+    body runs those (pydantic-ai #6968's shape: hooks rewrite after the approval)."""
+    return PatchedAdapter(
+        ReferenceAdapter(name="pipe.approved-then-rewritten", batch=run_batch),
+        {
+            ("reference.registry", "ToolExecution"): MutableExecution,
+            ("reference.registry", "DispatchExecution"): _WriteThroughDispatch,
+            ("reference.registry", "ToolRunContext"): _WriteThroughContext,
+        },
+    )
+
+
+mutant(
+    "PIPE-5",
+    "after the approval, a wrapper's write of the arguments reaches the body",
+    replaces="adapter",
+    name="approved-then-rewritten",
+)(_approved_then_rewritten)
