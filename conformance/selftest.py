@@ -158,7 +158,8 @@ def _run(
     """Run the kit once on ``build()`` and tally the row."""
     from conformance.core.runner import run_suite
 
-    rules = ",".join(targets) if kind == "mutant" and not full else None
+    # a mutant: its target rules (unless full); a variant: the set it answers to (targets)
+    rules = ",".join(targets) if targets and (kind == "variant" or not full) else None
     started = time.perf_counter()
     adapter = build()
     try:
@@ -205,7 +206,8 @@ def run_mutant(m: Mutant, *, profile: str = "quick", full: bool = False) -> Row:
 
 def run_variant(v: Variant, *, profile: str = "quick") -> Row:
     """Run the whole kit once against one correct variant."""
-    return _run("variant", v.name, v.description, v.build, (), profile, True)
+    targets = (v.rules,) if v.rules else ()
+    return _run("variant", v.name, v.description, v.build, targets, profile, True)
 
 
 def _run_named(kind: str, name: str, profile: str, full: bool) -> Row:
@@ -228,7 +230,7 @@ def _entry(kind: str, name: str) -> Entry:
         return kind, "reference", "the bundled reference registry", _reference, ()
     if kind == "variant":
         v = VARIANTS[name]
-        return kind, name, v.description, v.build, ()
+        return kind, name, v.description, v.build, (v.rules,) if v.rules else ()
     m = CATALOGUE[name]
     return kind, name, m.description, m.build, m.targets
 
@@ -279,7 +281,7 @@ def run_selftest(
     if baseline:
         tasks.append(_entry("reference", "reference"))
     for v in sorted(chosen_variants.values(), key=lambda v: v.name):
-        tasks.append(("variant", v.name, v.description, v.build, ()))
+        tasks.append(("variant", v.name, v.description, v.build, (v.rules,) if v.rules else ()))
     for m in sorted(chosen_mutants.values(), key=lambda m: m.name):
         tasks.append(("mutant", m.name, m.description, m.build, m.targets))
     parallel = jobs > 1 and len(tasks) > 1 and all(_catalogued(t) for t in tasks)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-__all__ = ["EXCLUDED", "PORTABLE", "RULE_SETS"]
+__all__ = ["EXCLUDED", "PORTABLE", "RULE_SETS", "STAGES_OF", "stages_of"]
 
 #: The framework-neutral rules, and the invariant each stands for.
 PORTABLE: Final[Mapping[str, str]] = {
@@ -86,3 +86,28 @@ EXCLUDED: Final[Mapping[str, str]] = {
 
 #: ``--rules NAME`` selects a named set.
 RULE_SETS: Final[Mapping[str, tuple[str, ...]]] = {"portable": tuple(PORTABLE)}
+
+
+#: The stages (adapter capabilities) a rule is *about*, by rule or by group: an adapter
+#: without one of them is never judged on that rule (not-applicable, with its reason),
+#: however many of the rule's premises a stage-less scenario happens to meet.
+STAGES_OF: Final[Mapping[str, frozenset[str]]] = {
+    "PRE": frozenset({"pre-execute"}),
+    "PRE-4": frozenset({"pre-execute", "approval"}),
+    "PRE-5": frozenset({"pre-execute", "approval"}),
+    "PIPE-5": frozenset({"pre-execute", "approval"}),
+    "GUARD": frozenset({"guards"}),
+    "EXEC": frozenset({"wrappers"}),
+    "EXEC-5": frozenset({"wrappers", "timeout-policy"}),
+    "POST": frozenset({"post-execute"}),
+    "FIN": frozenset({"finalizer"}),
+    "RES-1": frozenset({"observers"}),
+    "RES-2": frozenset({"observers"}),
+    "CODE": frozenset({"code-mode"}),
+}
+
+
+def stages_of(rule_id: str) -> frozenset[str]:
+    """The stages rule ``rule_id`` is about (its own entry, else its group's)."""
+    found = STAGES_OF.get(rule_id)
+    return found if found is not None else STAGES_OF.get(rule_id.split("-")[0], frozenset())

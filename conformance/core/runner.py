@@ -38,7 +38,7 @@ from conformance.core.evaluate import Evaluation, KitError, NoTrace, evaluate, j
 from conformance.core.interrupt import interrupted, interruptible
 from conformance.core.outcomes import Failure, RuleOutcome, RunResult
 from conformance.core.parallel import parallel_spec, run_parallel
-from conformance.core.rule_sets import RULE_SETS
+from conformance.core.rule_sets import RULE_SETS, stages_of
 from conformance.core.rules import FOCUS, RULES, Focus
 from conformance.core.scenario import FIXTURES, load_json, validate
 from conformance.core.surface import attempted, cells, coverage, probe_scenario
@@ -251,8 +251,12 @@ class Tally:
             return
         self.record(evaluation, targets=targets)
 
+    def stage_gap(self, rule_id: str) -> frozenset[str]:
+        """The stages ``rule_id`` is about that the implementation does not have."""
+        return stages_of(rule_id) - self.info.capabilities
+
     def run_property(self, rule_id: str, focus: Focus, profile: str, seed: int | None) -> None:
-        missing = focus.needs - self.info.capabilities
+        missing = (focus.needs | stages_of(rule_id)) - self.info.capabilities
         if missing:
             self.skip(rule_id, self.capability_reason(missing), overwrite=True)
             return
@@ -374,8 +378,11 @@ class Tally:
     def finish(self) -> list[RuleOutcome]:
         for rid, outcome in self.outcomes.items():
             rule = RULES[rid]
+            gap = self.stage_gap(rid)
             if rule.check is None:
                 outcome.status, outcome.reason = Status.UNTESTED, rule.untested
+            elif gap:  # a rule about a stage the implementation lacks is never judged
+                outcome.status, outcome.reason = Status.NOT_APPLICABLE, self.capability_reason(gap)
             elif outcome.failures:
                 outcome.status = Status.FAIL
             elif outcome.errors:

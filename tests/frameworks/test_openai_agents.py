@@ -19,7 +19,7 @@ RULES = Path(__file__).resolve().parents[2] / "conformance" / "fixtures" / "rule
 FIXTURES = [
     "PRE-2/deny-carries-reason",
     "PRE-3/ask-without-approval-service",
-    "PRE-4/only-allowed-once-proceeds",
+    "PIPE-4/parameters-enforced",
     "PRE-5/request-carries-call-id-not-arguments",
     "RES-1/observer-assigns-top-level-fields",
     "SCOPE-1/hidden-equals-missing",

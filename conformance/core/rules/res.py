@@ -59,6 +59,15 @@ def RES_1(view: View) -> Iterator[Verdict]:
         observers = observers_for(view, call)
         raised = call.raised_instead()
         if raised is not None and observers:
+            if "raised" in call.forms:  # a declared closed form: the observers still hear once
+                yield require(
+                    call.notifications == len(observers),
+                    call.id,
+                    f"the call closed by raising ({raised}); each of the {len(observers)} "
+                    f"observers must still get its one result, but there were "
+                    f"{call.notifications} notifications",
+                )
+                continue
             # exactly one notification per execution: a run that raised published none
             yield require(
                 False,

@@ -72,6 +72,7 @@ class Variant:
     where: str
     build: Callable[[], Adapter]
     witness: Mapping[str, Any]  # a scenario on which it behaves differently from the reference
+    rules: str | None = None  # the rules it must pass (None: the whole kit; e.g. "portable")
 
 
 class PatchedAdapter:
@@ -203,8 +204,11 @@ def variant(
     witness: Mapping[str, Any],
     replaces: str = "registry",
     name: str | None = None,
+    rules: str | None = None,
 ) -> Callable[[T], T]:
-    """Declare the decorated object a correct variant: the whole kit must pass it.
+    """Declare the decorated object a correct variant: the whole kit must pass it (or the
+    rules ``rules`` selects, as ``run --rules`` does: a variant of an agent framework's
+    closed forms answers to the portable set).
 
     ``witness`` is a scenario on which the variant's trace differs from the
     reference's (a variant that behaves like the reference proves nothing).
@@ -221,6 +225,7 @@ def variant(
             where=_where(obj),
             build=_builder(obj, replaces, f"variant-{full}"),
             witness=witness,
+            rules=rules,
         )
         return obj
 

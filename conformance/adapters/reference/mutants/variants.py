@@ -10,6 +10,7 @@ and SPEC.md says why.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from types import MappingProxyType
@@ -651,3 +652,103 @@ def run_code_returned_calls_output(registry: Registry) -> Mapping[str, Any]:
         "render": lambda _args, value: [{"type": "text", "text": dumps(value)}],
     }
     return definition
+
+
+# --------------------------------------------------------------- closed forms (portable)
+#
+# The portable rule set (conformance/core/rule_sets.py) accepts every way an agent framework
+# tells its caller that a call did not run, as long as the adapter declares it. These two
+# variants are the reference with its policy refusals delivered in the other two forms;
+# each passes the portable set (and only that set is asked of them: the full spec wants an
+# error result, RES-3).
+
+_REFUSALS = frozenset({"denied", "policy-failure"})
+
+
+class CallRefused(Exception):
+    """The run refuses a call: raised out of execute() in place of its error result."""
+
+
+class _RaisesOnRefusal(Registry):
+    async def complete(self, run: Prepared) -> ToolResult:
+        result = await super().complete(run)
+        if result.is_error and run.outcome in _REFUSALS:
+            raise CallRefused(f"refused: {result.message}")
+        return result
+
+
+@variant(
+    "policy refusals raise out of execute() (closed form 'raised'), judged on the portable set",
+    witness=s.scenario(
+        "witness/closed-by-raising",
+        [s.tool("t")],
+        [{"call": s.call("c0", "t", {}, agent="main")}],
+        preExecute=[s.listener("policy", [{"return": {"kind": "deny", "reason": "no"}}])],
+    ),
+    replaces="adapter",
+    rules="portable",
+)
+def closed_by_raising() -> ReferenceAdapter:
+    """A denial, a fail-closed ask, a non-grant answer, a malformed decision and a guard's
+    objection end the call by raising ``CallRefused`` (its message carries the reason),
+    after finalizeContent and the observers ran: the way many agent frameworks end a run.
+    The adapter declares the closed forms error-result and raised."""
+    adapter = ReferenceAdapter(
+        lambda s: _RaisesOnRefusal(mode=s.get("registry", {}).get("mode", "native")),
+        name="variant-closed-by-raising",
+    )
+    adapter._info = dataclasses.replace(
+        adapter.describe(), closed_forms=frozenset({"error-result", "raised"})
+    )
+    return adapter
+
+
+class ApprovalPending(Exception):
+    """An ask nobody could answer: the run stops, waiting for an approval answer."""
+
+
+class _WaitsForApproval(Registry):
+    async def complete(self, run: Prepared) -> ToolResult:
+        result = await super().complete(run)
+        if result.is_error and run.outcome == "denied" and "approval" in result.message:
+            raise ApprovalPending(f"waiting for approval: {result.message}")
+        return result
+
+
+class _InterruptingAdapter(ReferenceAdapter):
+    """Reports a call that stopped for approval as ``{"interrupted": message}``."""
+
+    def run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
+        trace = super().run(scenario)
+        for answer in trace["actions"]:
+            raised = answer.get("raised")
+            if isinstance(raised, str) and raised.startswith(ApprovalPending.__name__):
+                del answer["raised"]
+                answer["interrupted"] = raised
+        return trace
+
+
+@variant(
+    "an ask nobody can answer stops the run for approval (closed form 'interrupted')",
+    witness=s.scenario(
+        "witness/closed-by-interruption",
+        [s.tool("t")],
+        [{"call": s.call("c0", "t", {}, agent="main")}],
+        preExecute=[s.listener("policy", [{"return": {"kind": "ask", "reason": "why"}}])],
+    ),
+    replaces="adapter",
+    rules="portable",
+)
+def closed_by_interruption() -> ReferenceAdapter:
+    """Without an approval service (or without an agent to route the question to), an ask
+    does not become an error result: the run stops and reports the call pending, as an
+    interrupt-then-resume framework does. The adapter declares error-result and
+    interrupted."""
+    adapter = _InterruptingAdapter(
+        lambda s: _WaitsForApproval(mode=s.get("registry", {}).get("mode", "native")),
+        name="variant-closed-by-interruption",
+    )
+    adapter._info = dataclasses.replace(
+        adapter.describe(), closed_forms=frozenset({"error-result", "interrupted"})
+    )
+    return adapter
