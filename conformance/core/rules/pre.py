@@ -340,6 +340,18 @@ def PRE_4(view: View) -> Iterator[Verdict]:
     aborts = may_abort(view.scenario)
     denied: dict[str, tuple[CallView, Any]] = {}
     for call in view.calls:
+        raised = call.raised_instead()
+        answers = [
+            e for e in call.events if e.get("stage") == "approval" and e.get("at") == "answer"
+        ]
+        if raised is not None and not call.closed and answers:
+            yield require(  # an answer that makes execute raise is no denial: no result at all
+                False,
+                call.id,
+                f"the approval service answered {answers[-1].get('returned')!r}; the call must "
+                f"be denied or run, but execute raised instead: {raised}",
+            )
+            continue
         if not dispatchable(view, call) or not policy_clean(call):
             continue
         decision = call.decision()
@@ -387,6 +399,10 @@ def _approval_scenarios(draw: st.DrawFn) -> s.Scenario:
             [{"return": "unavailable"}],
             [{"return": "allowed-always"}],
             [{"return": None}],
+            [{"return": "yes"}],
+            [{"return": 1}],
+            [{"return": ["allowed-once"]}],
+            [{"return": {"answer": "allowed-once"}}],
             [{"yield": 2}, {"return": "rejected"}],
             [{"throw": "approval backend down"}],
         ]

@@ -96,6 +96,33 @@ class UnavailableApprovalAllows(Registry):
         return None if refusal == regmod.APPROVAL_DENIALS["unavailable"] else refusal
 
 
+@mutant("PRE-4", "a non-string approval answer crashes the denial lookup: execute raises")
+class UncheckedAnswerLookup(Registry):
+    """The answer is looked up in the table of denial reasons before anyone checks it is a
+    string: ``["rejected"]`` or ``{"answer": ...}`` raises TypeError (unhashable) out of
+    execute(), so the call gets no denial, no finalizeContent and no tools/result."""
+
+    async def _approve(self, execution: ToolExecution, reason: str | None) -> str | None:
+        if self.approval is None or execution.agent is None:
+            return await super()._approve(execution, reason)
+        request = ApprovalRequest(
+            call_id=execution.call_id,
+            tool_name=execution.name,
+            agent=execution.agent,
+            reason=reason,
+            signal=execution.signal,
+        )
+        try:
+            answer = await regmod._settle(self.approval.request(request))
+        except Exception as e:
+            return f"the approval service failed: {e}"
+        if answer == "allowed-once":
+            return None
+        if answer in regmod.APPROVAL_DENIALS:  # the bug: unhashable answers raise here
+            return regmod.APPROVAL_DENIALS[answer]
+        return f"the approval service gave an unrecognized answer ({answer!r}); denied"
+
+
 @mutant("PRE-4", "every refused approval carries the same reason")
 class OneReasonForEveryRefusal(Registry):
     """Rejected, cancelled and unavailable all read "approval denied": the model cannot tell
