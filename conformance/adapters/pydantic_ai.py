@@ -4,6 +4,9 @@ The kit's example of the ``python:MODULE:FACTORY`` form::
 
     toolreg-conformance run --adapter python:conformance.adapters.pydantic_ai:make_adapter
 
+Two approval flavours, one adapter (same name and version; each trace's ``notes`` says which):
+``make_adapter`` interrupts then resumes, ``make_inline_adapter`` answers inline (below).
+
 Every action is one ``Agent.run`` whose ``FunctionModel`` answers the first request with one
 model turn (one ``ToolCallPart`` per call of the action) and every later request with the
 text ``DONE``, which ends the run. No network, no keys. File:line references are to the
@@ -42,6 +45,11 @@ Mapping (kit stage -> framework API):
   is the live one of the message history the run resumes from: no copy is made.
   No approval service: the run stops
   with the requests pending -> the closed form ``interrupted``.
+  Inline flavour (``make_inline_adapter``): the same requests, script and answer mapping, but
+  asked from within the run by a ``HandleDeferredToolCalls(handler=...)`` capability
+  (pa/capabilities/deferred_tool_handler.py:15); the framework applies the answers and goes on
+  (pa/_tool_execution.py:1238); nothing resumes. Answers it drops (ids it does not know,
+  pa/_deferred.py:260-275) leave calls pending: the run ends with them -> ``interrupted``.
 * ② guards -> one ``after_tool_validate`` hook each, after the pre-execute one (hooks of a
   kind run in registration order, pa/capabilities/hooks.py:1178-1183): None -> the view's
   args; any other return -> ``ToolFailed(reason)``. (``before_tool_execute`` would run
@@ -93,7 +101,7 @@ from pydantic_ai import (
     Tool,
     ToolDenied,
 )
-from pydantic_ai.capabilities import Hooks
+from pydantic_ai.capabilities import HandleDeferredToolCalls, Hooks
 from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.messages import (
     FunctionToolResultEvent,
@@ -110,7 +118,7 @@ from conformance.core.adapter import AdapterInfo, ScenarioSkipped, requirements
 from conformance.core.interpreter import JSON, Binding, Session, canonical_json, decode, jsonable
 from conformance.core.scenario import scripts_of
 
-__all__ = ["PydanticAIAdapter", "make_adapter"]
+__all__ = ["PydanticAIAdapter", "make_adapter", "make_inline_adapter"]
 
 ACTION_DEADLINE_S = 5.0
 
@@ -403,8 +411,15 @@ async def _chain(
 
 
 class PydanticAIAdapter:
-    def __init__(self) -> None:
+    """The framework driven in process; ``inline`` picks the approval flavour: False ->
+    interrupt-then-resume (DeferredToolRequests, then DeferredToolResults on a new run),
+    True -> the inline callback (``HandleDeferredToolCalls(handler=...)``)."""
+
+    def __init__(self, *, inline: bool = False) -> None:
         self._binding = PydanticBinding()
+        self.inline = inline
+        flavour = "inline callback (HandleDeferredToolCalls)" if inline else "interrupt-then-resume"
+        self.notes = [f"approval flavour: {flavour}"]
 
     def describe(self) -> AdapterInfo:
         info: dict[str, Any] = {
@@ -441,7 +456,13 @@ class PydanticAIAdapter:
             if "call" in action or "batch" in action:
                 calls = [action["call"]] if "call" in action else list(action["batch"])
                 run = _Run(
-                    session, toolset, hooks, approval, calls, streams="observers" in scenario
+                    session,
+                    toolset,
+                    hooks,
+                    approval,
+                    calls,
+                    streams="observers" in scenario,
+                    inline=self.inline,
                 )
                 try:
                     answer = await asyncio.wait_for(run.answer("call" in action), ACTION_DEADLINE_S)
@@ -460,7 +481,8 @@ class PydanticAIAdapter:
             else:
                 raise _Inexpressible(f"action {sorted(action)}")
             answers.append(answer)
-        return {"registrations": registrations, "actions": answers, "events": session.events}
+        trace = {"registrations": registrations, "actions": answers, "events": session.events}
+        return {**trace, "notes": list(self.notes)}
 
     def _hooks(self, session: Session, scenario: Mapping[str, Any]) -> Hooks[Any]:
         hooks: Hooks[Any] = Hooks()
@@ -630,7 +652,8 @@ async def _tool_defs(toolset: FunctionToolset[Any], hooks: Hooks[Any]) -> list[A
 
 
 class _Run:
-    """One action: a model turn with its calls, resumed until no approval is pending."""
+    """One action: a model turn with its calls, resumed until no approval is pending (or, inline,
+    with the approvals answered from within the run)."""
 
     def __init__(
         self,
@@ -641,6 +664,7 @@ class _Run:
         calls: list[Mapping[str, Any]],
         *,
         streams: bool,
+        inline: bool = False,
     ) -> None:
         self.session, self.approval, self.calls = session, approval, calls
         self.token = CancellationToken()
@@ -660,10 +684,14 @@ class _Run:
         self.turned = False
         model = FunctionModel(self._turn, stream_function=self._stream) if streams else None
         model = model or FunctionModel(self._turn)
+        self.inline = inline and approval is not None
+        capabilities: list[Any] = [hooks]
+        if self.inline:
+            capabilities.append(HandleDeferredToolCalls(handler=lambda ctx, r: self._decide(r)))
         self.agent: Agent[Any, Any] = Agent(
             model,
             toolsets=[toolset],
-            capabilities=[hooks],
+            capabilities=capabilities,
             output_type=[str, DeferredToolRequests],
         )
 
@@ -688,16 +716,10 @@ class _Run:
             self.token.cancel()
         deps = self.calls[0].get("agent")
         result = await self.agent.run("go", deps=deps, cancellation_token=self.token)
-        while isinstance(result.output, DeferredToolRequests) and self.approval is not None:
-            approvals: dict[str, Any] = {}
-            for part in result.output.approvals:
-                request = _Request(part, result.output.metadata.get(part.tool_call_id))
-                answer = await self.approval.request(request)
-                made = _APPROVALS.get(answer) if isinstance(answer, str) else None
-                approvals[part.tool_call_id] = made() if made else answer
+        while isinstance(result.output, DeferredToolRequests) and self.approval and not self.inline:
             result = await self.agent.run(
                 message_history=result.all_messages(),
-                deferred_tool_results=DeferredToolResults(approvals=approvals),
+                deferred_tool_results=await self._decide(result.output),
                 deps=deps,
                 cancellation_token=self.token,
             )
@@ -715,9 +737,26 @@ class _Run:
         answers = [self.session.binding.result_json(r) for r in results]
         return {"result": answers[0]} if single else {"results": answers}
 
+    async def _decide(self, requests: DeferredToolRequests) -> DeferredToolResults:
+        """The approval script's answer to each pending request, keyed by the part's id as read
+        after the decision (both flavours)."""
+        approvals: dict[str, Any] = {}
+        for part in requests.approvals:
+            request = _Request(part, requests.metadata.get(part.tool_call_id))
+            answer = await self.approval.request(request)
+            made = _APPROVALS.get(answer) if isinstance(answer, str) else None
+            approvals[part.tool_call_id] = made() if made else answer
+        return DeferredToolResults(approvals=approvals)
+
     def _ids(self) -> list[str]:
         return [str(c["callId"]) for c in self.calls]
 
 
 def make_adapter() -> PydanticAIAdapter:
+    """Approval as interrupt-then-resume."""
     return PydanticAIAdapter()
+
+
+def make_inline_adapter() -> PydanticAIAdapter:
+    """Approval as the inline callback ``HandleDeferredToolCalls(handler=...)``."""
+    return PydanticAIAdapter(inline=True)

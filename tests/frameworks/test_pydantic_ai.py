@@ -13,7 +13,9 @@ import pytest
 
 pytest.importorskip("pydantic_ai")
 
-from conformance.adapters.pydantic_ai import CAPABILITIES, make_adapter
+from pydantic_ai import Agent
+
+from conformance.adapters.pydantic_ai import CAPABILITIES, make_adapter, make_inline_adapter
 from conformance.core.evaluate import evaluate, run_scenario
 
 RULES = Path(__file__).resolve().parents[2] / "conformance" / "fixtures" / "rules"
@@ -153,3 +155,64 @@ def test_streamed_approval_request_shows_parsed_arguments_PIPE_5() -> None:
     assert result.trace is not None and not result.violations("PIPE-5")
     requests = [e for e in result.trace["events"] if e.get("at") == "request"]
     assert requests[0]["arguments"] == {"path": "/b"}
+
+
+def resumed_runs(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Spy on Agent.run: one entry per run, True when it resumes with DeferredToolResults."""
+    runs: list[bool] = []
+    run = Agent.run
+
+    async def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+        runs.append(kwargs.get("deferred_tool_results") is not None)
+        return await run(self, *args, **kwargs)
+
+    monkeypatch.setattr(Agent, "run", spy)
+    return runs
+
+
+def test_inline_flavour_is_described_and_noted() -> None:
+    """Same framework name and version; the flavour is in each trace's notes."""
+    assert make_inline_adapter().describe() == make_adapter().describe()
+    trace = make_inline_adapter().run(scenario([call("c1")]))
+    assert trace["notes"] == ["approval flavour: inline callback (HandleDeferredToolCalls)"]
+    assert make_adapter().run(scenario([call("c1")]))["notes"] == [
+        "approval flavour: interrupt-then-resume"
+    ]
+
+
+def test_inline_approval_answers_within_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PIPE-5's fixture: the resume flavour interrupts and resumes; the inline one answers
+    through HandleDeferredToolCalls in its one run, and the allowed-once call runs its body."""
+    data = json.loads((RULES / "PIPE-5/approver-sees-what-runs.json").read_text(encoding="utf-8"))
+    runs = resumed_runs(monkeypatch)
+    traces = {}
+    for factory in (make_adapter, make_inline_adapter):
+        runs.clear()
+        trace, no_trace = run_scenario(factory(), data)
+        assert no_trace is None and trace is not None
+        traces[factory.__name__] = (trace, list(runs))
+    (resume, resume_runs), (inline, inline_runs) = traces.values()
+    assert resume_runs == [False, True]  # interrupted, then resumed
+    assert inline_runs == [False]  # answered inline: nothing resumes
+    assert not any("interrupted" in a for a in inline["actions"])
+    assert inline["actions"] == resume["actions"] and inline["events"] == resume["events"]
+    assert [e for e in inline["events"] if e.get("at") == "request"]
+    assert entered(inline) == [c["call"]["callId"] for c in data["actions"]]
+    assert not inline["actions"][0]["result"]["isError"]
+
+
+def test_inline_approval_answers_map_like_resume(monkeypatch: pytest.MonkeyPatch) -> None:
+    """allowed-once runs the body; rejected is a denial (its own message); no service ->
+    interrupted in both flavours."""
+    ask = [{"id": "ask", "steps": [{"return": {"kind": "ask", "reason": "side effects"}}]}]
+    approval = {"steps": [{"return": "allowed-once"}], "byCall": {"c2": [{"return": "rejected"}]}}
+    data = scenario([call("c1"), call("c2")], preExecute=ask, approval=approval)
+    runs = resumed_runs(monkeypatch)
+    result = evaluate(make_inline_adapter(), data, rules=["PRE-4"])
+    assert result.trace is not None and not result.violations("PRE-4")
+    assert runs == [False, False]
+    first, second = (a["result"] for a in result.trace["actions"])
+    assert first["value"] == "contents" and entered(result.trace) == ["c1"]
+    assert second["error"]["message"] == "The approval service rejected the call."
+    bare = make_inline_adapter().run(scenario([call("c3")], preExecute=ask))
+    assert "interrupted" in bare["actions"][0]
