@@ -94,6 +94,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
 from openai.types.responses import ResponseFunctionToolCall
 
+from conformance.adapters.reference import attempt_write
 from conformance.core.adapter import AdapterInfo, ScenarioSkipped
 from conformance.core.binding import ABSENT, JSON, Binding, decode, jsonable
 from conformance.core.interpreter import Session
@@ -678,14 +679,7 @@ async def _schemas(run: _Run, action: Mapping[str, Any]) -> JSON:
     listed = await run.schemas(scope)
     answer: dict[str, Any] = {"schemas": jsonable(listed)}
     if "mutate" in action:
-        target: Any = listed
-        path = action["mutate"]["path"]
-        try:
-            for key in path[:-1]:
-                target = target[key]
-            target[path[-1]] = action["mutate"]["value"]
-        except Exception:
-            pass
+        attempt_write(listed, action["mutate"])
         answer["after"] = jsonable(await run.schemas(scope))
     return answer
 

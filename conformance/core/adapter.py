@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
+from conformance.core.model import DEFAULT_CLOSED_FORMS
 from conformance.core.scenario import calls_of, listeners_of, mutates_registry, scripts_of
 
 __all__ = [
@@ -121,7 +122,7 @@ class AdapterInfo:
     # The forms in which the implementation closes a call (CLOSED_FORMS); a rule that
     # requires "closed" accepts each declared form, a rule that requires an error
     # *result* stays strict.
-    closed_forms: frozenset[str] = frozenset({"error-result"})
+    closed_forms: frozenset[str] = DEFAULT_CLOSED_FORMS
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -132,7 +133,7 @@ class AdapterInfo:
         }
         if self.missing:
             out["missing"] = dict(sorted(self.missing.items()))
-        if self.closed_forms != {"error-result"}:
+        if self.closed_forms != DEFAULT_CLOSED_FORMS:
             out["closedForms"] = sorted(self.closed_forms)
         return out
 

@@ -34,6 +34,7 @@ from conformance.core.adapter import (
     ScenarioSkipped,
 )
 from conformance.core.bounds import DEFAULT_MAX_DEPTH, check_bounds
+from conformance.core.model import DEFAULT_CLOSED_FORMS
 from conformance.core.scenario import FixtureError, validate
 
 __all__ = [
@@ -186,7 +187,7 @@ def info_from_started(message: Mapping[str, Any], *, where: str) -> AdapterInfo:
         language=impl["language"],
         capabilities=frozenset(message["capabilities"]),
         missing=dict(message.get("missing", {})),
-        closed_forms=frozenset(message.get("closedForms", ["error-result"])),
+        closed_forms=frozenset(message.get("closedForms", DEFAULT_CLOSED_FORMS)),
     )
 
 

@@ -18,6 +18,7 @@ import reference
 from conformance.core.adapter import CAPABILITIES, AdapterInfo
 from conformance.core.code_runtime import ScriptedCodeRuntime
 from conformance.core.interpreter import JSON, Binding, Session, decode, jsonable
+from conformance.core.model import DEFAULT_CLOSED_FORMS
 from reference import (
     AbortController,
     CodeRunFailed,
@@ -33,6 +34,7 @@ __all__ = [
     "DecisionMismatch",
     "ReferenceAdapter",
     "ReferenceBinding",
+    "attempt_write",
     "build_definition",
     "code_runtime",
     "native_decision",
@@ -95,8 +97,9 @@ def native_decision(data: JSON) -> Any:
     instead); anything else -- a near-miss kind, a stray key, a ``None`` where the
     constructor would drop the key -- is passed on as decoded, so malformed decisions
     still reach the registry exactly as scripted. Either way the registry receives
-    the same mapping the scenario wrote: a constructor that builds anything else is an
-    adapter error (:class:`DecisionMismatch`), never a decision silently changed.
+    the same mapping the scenario wrote: a constructor that builds anything else raises
+    :class:`DecisionMismatch` inside the listener (a throw the script never scripted, so
+    the fixtures' expectations fail), never a decision silently changed.
     """
     if not isinstance(data, Mapping) or not isinstance(data.get("kind"), str):
         return decode(data)
@@ -151,11 +154,17 @@ class ReferenceAdapter:
         version: str = reference.__version__,
         batch: Callable[..., Any] = run_batch,
         binding: Binding | None = None,
+        closed_forms: frozenset[str] = DEFAULT_CLOSED_FORMS,
     ) -> None:
         self._factory = factory or (
             lambda s: Registry(mode=s.get("registry", {}).get("mode", "native"))
         )
-        self._info = AdapterInfo(name=name, version=version, capabilities=frozenset(CAPABILITIES))
+        self._info = AdapterInfo(
+            name=name,
+            version=version,
+            capabilities=frozenset(CAPABILITIES),
+            closed_forms=closed_forms,
+        )
         self._batch = batch
         self._binding = binding or ReferenceBinding()
 
@@ -257,6 +266,20 @@ def nested_input(ctx: Any, call_id: str, name: str, arguments: Any) -> ToolExecu
     )
 
 
+def attempt_write(listed: Any, mutate: Mapping[str, Any]) -> None:
+    """A caller's write into what ``schemas()`` handed it (a ``schemas`` action's ``mutate``):
+    ``mutate["value"]`` at ``mutate["path"]``; a refused write is what a correct registry's
+    copies may do, so it is swallowed (DEF-2 judges the re-read, not the write)."""
+    target: Any = listed
+    path = mutate["path"]
+    try:
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = mutate["value"]
+    except Exception:
+        pass
+
+
 def _appended(items: list[dict[str, Any]], item: dict[str, Any]) -> dict[str, Any]:
     items.append(item)
     return item
@@ -290,14 +313,7 @@ async def run_actions(
                 listed = schemas(scope)
                 answer: dict[str, Any] = {"schemas": jsonable(listed)}
                 if "mutate" in action:
-                    target: Any = listed
-                    path = action["mutate"]["path"]
-                    try:
-                        for key in path[:-1]:
-                            target = target[key]
-                        target[path[-1]] = action["mutate"]["value"]
-                    except Exception:
-                        pass
+                    attempt_write(listed, action["mutate"])
                     answer["after"] = jsonable(schemas(scope))
                 answers.append(answer)
             elif "executionMode" in action:

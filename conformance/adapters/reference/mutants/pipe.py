@@ -269,6 +269,18 @@ class _WriteThroughContext(ToolRunContext):
         delattr(self._execution, key)  # the bug
 
 
+def _write_through(name: str) -> PatchedAdapter:
+    """The reference with a mutable execution behind write-through views (the bug below)."""
+    return PatchedAdapter(
+        ReferenceAdapter(name=name, batch=run_batch),
+        {
+            ("reference.registry", "ToolExecution"): MutableExecution,
+            ("reference.registry", "DispatchExecution"): _WriteThroughDispatch,
+            ("reference.registry", "ToolRunContext"): _WriteThroughContext,
+        },
+    )
+
+
 def _views_write_through() -> PatchedAdapter:
     """A registry whose execution is a plain (mutable) record, and whose two views -- the
     dispatch view a ``tools/execute`` wrapper gets and the run context the body gets --
@@ -276,14 +288,7 @@ def _views_write_through() -> PatchedAdapter:
     was only ever true of its getters. A wrapper or a body that assigns or deletes
     ``name``, ``callId``, ``agent``, ``parent`` or ``arguments`` changes the call every
     later stage, finalizeContent and the observers see."""
-    return PatchedAdapter(
-        ReferenceAdapter(name="pipe.views-write-through", batch=run_batch),
-        {
-            ("reference.registry", "ToolExecution"): MutableExecution,
-            ("reference.registry", "DispatchExecution"): _WriteThroughDispatch,
-            ("reference.registry", "ToolRunContext"): _WriteThroughContext,
-        },
-    )
+    return _write_through("pipe.views-write-through")
 
 
 mutant(
@@ -298,14 +303,7 @@ def _approved_then_rewritten() -> PatchedAdapter:
     """The same writable views, met where it matters most: the approver consented to one
     call, then a ``tools/execute`` wrapper assigns the execution other ``arguments`` and the
     body runs those (pydantic-ai #6968's shape: hooks rewrite after the approval)."""
-    return PatchedAdapter(
-        ReferenceAdapter(name="pipe.approved-then-rewritten", batch=run_batch),
-        {
-            ("reference.registry", "ToolExecution"): MutableExecution,
-            ("reference.registry", "DispatchExecution"): _WriteThroughDispatch,
-            ("reference.registry", "ToolRunContext"): _WriteThroughContext,
-        },
-    )
+    return _write_through("pipe.approved-then-rewritten")
 
 
 mutant(

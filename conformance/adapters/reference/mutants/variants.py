@@ -10,7 +10,6 @@ and SPEC.md says why.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from types import MappingProxyType
@@ -693,14 +692,11 @@ def closed_by_raising() -> ReferenceAdapter:
     objection end the call by raising ``CallRefused`` (its message carries the reason),
     after finalizeContent and the observers ran: the way many agent frameworks end a run.
     The adapter declares the closed forms error-result and raised."""
-    adapter = ReferenceAdapter(
+    return ReferenceAdapter(
         lambda s: _RaisesOnRefusal(mode=s.get("registry", {}).get("mode", "native")),
         name="variant-closed-by-raising",
+        closed_forms=frozenset({"error-result", "raised"}),
     )
-    adapter._info = dataclasses.replace(
-        adapter.describe(), closed_forms=frozenset({"error-result", "raised"})
-    )
-    return adapter
 
 
 class ApprovalPending(Exception):
@@ -744,11 +740,8 @@ def closed_by_interruption() -> ReferenceAdapter:
     does not become an error result: the run stops and reports the call pending, as an
     interrupt-then-resume framework does. The adapter declares error-result and
     interrupted."""
-    adapter = _InterruptingAdapter(
+    return _InterruptingAdapter(
         lambda s: _WaitsForApproval(mode=s.get("registry", {}).get("mode", "native")),
         name="variant-closed-by-interruption",
+        closed_forms=frozenset({"error-result", "interrupted"}),
     )
-    adapter._info = dataclasses.replace(
-        adapter.describe(), closed_forms=frozenset({"error-result", "interrupted"})
-    )
-    return adapter
