@@ -10,18 +10,20 @@
 
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { join } from 'node:path'
 import { format } from 'node:util'
 
 import { Context, Service } from '@deepseek-ai/cordis'
 import { CodeRuntime } from '@deepseek-ai/dsh-code-runtime'
 import { createScope } from '@deepseek-ai/dsh-scope'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
-import * as TimeoutPolicy from '@deepseek-ai/dsh-tool-call-timeout-policy'
 import { TOOL_RUNTIME_SCHEDULER, ToolRuntime } from '@deepseek-ai/dsh-tools'
 
 import { Binding, decode, jsonable, runProgram, ScriptError, Session } from '@toolreg/interpreter'
 
-const require = createRequire(import.meta.url)
+import { ROOT } from './upstream.mjs'
+
+const require = createRequire(join(ROOT, 'package.json'))
 const UPSTREAM = JSON.parse(readFileSync(require.resolve('@deepseek-ai/dsh-tools/package.json'), 'utf8'))
 
 /** The per-action deadline, as conformance/adapters/reference.py's ACTION_DEADLINE_S. */
@@ -29,6 +31,16 @@ export const ACTION_DEADLINE_MS = 5000
 
 /** Who answers the `start` request. */
 export const IMPLEMENTATION = { name: UPSTREAM.name, version: UPSTREAM.version, language: 'typescript' }
+
+/**
+ * The tool-call timeout policy is a separate package, first released for 0.1.0 at rc.8
+ * (npm has 0.0.1-rc.3, which peers on dsh-tools 0.0.x, and 0.1.0-rc.8): a release without
+ * it cannot express the `timeout-policy` capability. Only its absence is tolerated.
+ */
+const TimeoutPolicy = await import('@deepseek-ai/dsh-tool-call-timeout-policy').catch((e) => {
+  if (e?.code === 'ERR_MODULE_NOT_FOUND' && String(e.message).includes('dsh-tool-call-timeout-policy')) return null
+  throw e
+})
 
 /** Every optional capability of the kit is expressible on dsh-tools (see README.md, "Mapping"). */
 export const CAPABILITIES = [
@@ -47,11 +59,17 @@ export const CAPABILITIES = [
   'registry-mutation',
   'scheduler',
   'scopes',
-  'timeout-policy',
+  ...(TimeoutPolicy ? ['timeout-policy'] : []),
 ]
 
-/** Capabilities this harness cannot express, with the reason (none at present). */
-export const MISSING = {}
+/** Capabilities this harness cannot express, with the reason. */
+export const MISSING = TimeoutPolicy
+  ? {}
+  : {
+      'timeout-policy':
+        `@deepseek-ai/dsh-tool-call-timeout-policy has no release for dsh-tools ${UPSTREAM.version} ` +
+        '(npm: 0.0.1-rc.3 for dsh-tools 0.0.x, then 0.1.0-rc.8, which peers on dsh-tools ^0.1.0-rc.8)',
+    }
 
 /** How long the set-up may take before the harness gives up (a harness failure, not a trace). */
 const SETUP_DEADLINE_MS = 5000

@@ -3,6 +3,7 @@
 //
 //   npm ci --prefix harnesses/dsh
 //   toolreg-conformance run --adapter "stdio:node harnesses/dsh/harness.mjs"
+//   toolreg-conformance run --adapter "stdio:node harnesses/dsh/harness.mjs --upstream 0.1.0-rc.6"
 //
 // One long-lived process. One JSON request per line on stdin, exactly one JSON
 // answer per line on stdout, in order (docs/protocol.md). stdout carries
@@ -26,6 +27,19 @@ process.on('uncaughtException', (error) => {
 })
 
 const { createInterface } = await import('node:readline')
+// The release under test (--upstream, see upstream.mjs): a bad choice ends the harness
+// before the handshake, with the reason on stderr.
+let upstream
+try {
+  upstream = await import('./upstream.mjs')
+} catch (e) {
+  process.stderr.write(`harness: ${e.message}\n`)
+  process.exit(2)
+}
+if (upstream.PINNED) {
+  const { register } = await import('node:module')
+  register('./pin-upstream.mjs', import.meta.url, { data: upstream.HOOK_DATA })
+}
 // Imported after stdout is guarded, so nothing the modules print at load time reaches it.
 const { CAPABILITIES, IMPLEMENTATION, MISSING, runScenario } = await import('./dsh.mjs')
 const { ScriptError } = await import('@toolreg/interpreter')
