@@ -119,6 +119,22 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("--expect", metavar="FILE", help="add its entries as findings")
     render.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
 
+    compare = sub.add_parser(
+        "compare",
+        help="rules x implementations (or releases) from several reports, changes first",
+    )
+    compare.add_argument(
+        "reports", nargs="+", metavar="REPORT", help="a report.json, or a directory holding one"
+    )
+    compare.add_argument("-o", "--output", metavar="FILE", help="Markdown (default: stdout)")
+    compare.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
+    compare.add_argument("--title", help="the page's heading (default: Conformance comparison)")
+    compare.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing: exit 1 (showing the difference) unless -o FILE already says this",
+    )
+
     rules = sub.add_parser("rules", help="list every rule and how it is tested")
     rules.add_argument("--rules", help="only these IDs or globs")
     _add_selftest(sub, list(PROFILES))
@@ -158,6 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _render(args, sys.stdout)
         if args.command == "publish":
             return _publish(args, sys.stdout, sys.stderr)
+        if args.command == "compare":
+            return _compare(args, sys.stdout)
         if args.command in ("serve", "fuzz-protocol"):
             from conformance.cli.http import main as http_main
 
@@ -462,6 +480,41 @@ def _publish(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 # --------------------------------------------------------------------- render
+
+
+def _compare(args: argparse.Namespace, out: TextIO) -> int:
+    import json
+
+    from conformance.reporting.compare import compare, comparison_markdown
+
+    if args.check and not args.output:
+        raise UsageError("--check needs -o FILE (the committed comparison)")
+    comparison = compare(args.reports)
+    base = Path(args.output).resolve().parent if args.output else Path.cwd()
+    text = comparison_markdown(comparison, base, title=args.title)
+    if args.check:
+        import difflib
+
+        path = Path(args.output)
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        if old == text:
+            return EXIT_OK
+        out.writelines(
+            difflib.unified_diff(
+                old.splitlines(keepends=True), text.splitlines(keepends=True), str(path), "now"
+            )
+        )
+        out.write(f"{path} is out of date: rerun without --check\n")
+        return EXIT_FAIL
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        out.write(text)
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps(comparison.to_json(), indent=2) + "\n", encoding="utf-8"
+        )
+    return EXIT_OK
 
 
 def _render(args: argparse.Namespace, out: TextIO) -> int:
