@@ -332,6 +332,17 @@ def _normalized(call: CallView, reason: Any) -> str:
     return str(masked(call.message(), words))
 
 
+def _request_identity_rewritten(call: CallView) -> bool:
+    """Did the approval service's write to its request's ``callId`` or ``toolName`` take
+    effect (not raise)? Its ``allowed-once`` then names another call (SPEC PRE-4)."""
+    return any(
+        e.get("stage") == "approval"
+        and e.get("raised") is False
+        and str(e.get("mutate", "")).startswith(("request['callId']", "request['toolName']"))
+        for e in call.events
+    )
+
+
 @rule("PRE-4", "Only allowed-once proceeds")
 def PRE_4(view: View) -> Iterator[Verdict]:
     """With an approval service, only ``allowed-once`` proceeds; refusals have distinct reasons."""
@@ -360,6 +371,14 @@ def PRE_4(view: View) -> Iterator[Verdict]:
         cause = approval_cause(view.scenario, call)
         if cause == "allowed-once":
             if aborts:
+                continue
+            if _request_identity_rewritten(call):  # consent to a call that does not exist
+                yield require(
+                    proceeded(call) or (call.closed and not call.body_entered),
+                    call.id,
+                    "an ask answered allowed-once by a service that rewrote the request's "
+                    "identity must proceed or be denied, but it ran without the guards",
+                )
                 continue
             yield require(
                 proceeded(call),
