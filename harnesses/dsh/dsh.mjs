@@ -19,7 +19,7 @@ import { createScope } from '@deepseek-ai/dsh-scope'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import { TOOL_RUNTIME_SCHEDULER, ToolRuntime } from '@deepseek-ai/dsh-tools'
 
-import { Binding, decode, jsonable, runProgram, ScriptError, Session } from '@toolreg/interpreter'
+import { attemptWrite, Binding, decode, jsonable, runProgram, ScriptError, Session } from '@toolreg/interpreter'
 
 import { ROOT } from './upstream.mjs'
 
@@ -418,14 +418,7 @@ export async function runActions(scenario, { execute, batch, schemas, executionM
         const listed = schemas(scope)
         const answer = { schemas: jsonable(listed) }
         if ('mutate' in action) {
-          let target = listed
-          const path = action.mutate.path
-          try {
-            for (const key of path.slice(0, -1)) target = target[key]
-            target[path[path.length - 1]] = action.mutate.value
-          } catch {
-            // a refused mutation is what DEF-2 asks for; `after` shows whether it took
-          }
+          attemptWrite(listed, action.mutate) // `after` shows whether it took
           answer.after = jsonable(schemas(scope))
         }
         answers.push(answer)

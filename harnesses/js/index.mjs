@@ -1,5 +1,6 @@
 // @toolreg/interpreter: the scenario language for JavaScript harnesses.
 export {
+  attemptWrite,
   Binding,
   decode,
   dumps,

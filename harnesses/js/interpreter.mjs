@@ -948,3 +948,20 @@ function checkHandlers() {
   }
 }
 checkHandlers()
+
+/**
+ * A caller's write into what `schemas()` handed it (a `schemas` action's `mutate`):
+ * `mutate.value` at `mutate.path`. A refused write is what a correct registry's copies
+ * may do, so it is swallowed: DEF-2 judges the re-read, not the write (the twin of
+ * conformance/adapters/reference's attempt_write).
+ */
+export function attemptWrite(listed, mutate) {
+  let target = listed
+  const path = mutate.path
+  try {
+    for (const key of path.slice(0, -1)) target = target[key]
+    target[path[path.length - 1]] = mutate.value
+  } catch {
+    // refused
+  }
+}
