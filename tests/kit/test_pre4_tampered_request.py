@@ -46,3 +46,19 @@ def test_the_reference_refuses_the_write_and_proceeds() -> None:
     assert scenario is not None
     trace = ReferenceAdapter().run(scenario)
     assert all(_pre4(scenario, trace))
+
+
+def test_a_rewritten_request_whose_forged_call_ran_is_a_violation() -> None:
+    scenario, trace = _denied_after_a_write(raised=False)
+    trace["events"].append(
+        {
+            "call": "forged",
+            "stage": "body",
+            "at": "enter",
+            "id": "probe",
+            "tool": "probe",
+            "agent": "main",
+            "hasParent": False,
+        }
+    )
+    assert not all(_pre4(scenario, trace))

@@ -343,6 +343,22 @@ def _request_identity_rewritten(call: CallView) -> bool:
     )
 
 
+def _strangers_dispatched(view: View) -> set[str]:
+    """Call ids no caller made (and no parent's nested call) that reached a stage past
+    the approval: a call the approval service's rewrite of its request made up."""
+    known = {c.id for c in view.calls}
+    return {
+        str(e.get("call"))
+        for e in view.trace.get("events", [])
+        if e.get("stage") in _PAST_APPROVAL
+        and e.get("hasParent") is False
+        and e.get("call") not in known
+    }
+
+
+_PAST_APPROVAL = frozenset({"guard", "wrapper", "body", "post-execute", "finalizer", "result"})
+
+
 @rule("PRE-4", "Only allowed-once proceeds")
 def PRE_4(view: View) -> Iterator[Verdict]:
     """With an approval service, only ``allowed-once`` proceeds; refusals have distinct reasons."""
@@ -373,11 +389,17 @@ def PRE_4(view: View) -> Iterator[Verdict]:
             if aborts:
                 continue
             if _request_identity_rewritten(call):  # consent to a call that does not exist
+                strangers = _strangers_dispatched(view)
                 yield require(
-                    proceeded(call) or (call.closed and not call.body_entered),
+                    (proceeded(call) or (call.closed and not call.body_entered)) and not strangers,
                     call.id,
                     "an ask answered allowed-once by a service that rewrote the request's "
-                    "identity must proceed or be denied, but it ran without the guards",
+                    "identity must proceed or be denied"
+                    + (
+                        f", but the rewritten call ran as {sorted(strangers)}"
+                        if strangers
+                        else ", but it ran without the guards"
+                    ),
                 )
                 continue
             yield require(
