@@ -13,9 +13,9 @@ is ``pass``. A failing cell of kind ``error``/``timeout`` also carries the failu
 categories its report recorded. A rule the run did not select (another ``--rules``)
 has no cell: "not judged".
 
-Two consecutive columns of the same implementation (by name) are two releases, and
-their differences are listed before the matrix, each one classified by the table
-``CHANGES`` below (before-class x after-class -> kind); a comparison of different
+Two consecutive columns of one implementation (same name, another version) are two
+releases, and their differences are listed before the matrix, each one classified by
+the table ``CHANGES`` below (before-class x after-class -> kind); a comparison of different
 implementations shows only the matrix. Wording, durations and failure counts never
 make a change: only the verdict, its failure categories and whether the rule was
 judged at all.
@@ -250,8 +250,8 @@ def compare(reports: Sequence[str]) -> Comparison:
     rules = sorted({r for c in columns for r in c.cells}, key=_rule_key)
     changes = []
     for before, after in pairwise(columns):
-        if before.name != after.name:
-            continue
+        if before.name != after.name or before.version == after.version:
+            continue  # not two releases of one implementation
         found = [
             change
             for rule in rules
