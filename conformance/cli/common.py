@@ -1,5 +1,6 @@
 """What every ``toolreg-conformance`` command shares: exit codes, usage errors,
-adapter loading and closing, progress lines, the implementation's log records,
+adapter loading and closing, progress (lines, or a run's live status line), the
+implementation's log records,
 and the checks a command makes *before* it starts a run.
 
 Exit codes (README, "Exit codes"):
@@ -22,16 +23,21 @@ import argparse
 import contextlib
 import logging
 import os
+import shutil
 import sys
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Final, TextIO
+from types import TracebackType
+from typing import TYPE_CHECKING, Final, TextIO
 
 from conformance.adapters import load_adapter
 from conformance.core.adapter import Adapter, AdapterError
 from conformance.transport.policy import check_seconds
+
+if TYPE_CHECKING:
+    from conformance.core.runner import Tick
 
 __all__ = [
     "EXIT_FAIL",
@@ -39,6 +45,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "CapturedLogs",
+    "RunProgress",
     "UsageError",
     "capture_logs",
     "check_deadline",
@@ -47,6 +54,7 @@ __all__ = [
     "load",
     "opened",
     "progress_printer",
+    "status_text",
     "writable_dir",
 ]
 
@@ -128,6 +136,119 @@ def progress_printer(quiet: bool, err: TextIO) -> Callable[[str], None]:
             print(f"  .. {line}", file=err, flush=True)
 
     return progress
+
+
+def _clock(seconds: float) -> str:
+    """``0:14``, ``12:05``, ``1:02:03``."""
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def status_text(tick: Tick) -> str:
+    """``rules 12/57 · units 30/140 · 812 scenarios · 0:14 elapsed · ETA ~0:41``.
+
+    ETA = elapsed / units done * units left, an estimate (``~``); none before a unit finished.
+    """
+    parts = [
+        f"rules {tick.rules_done}/{tick.rules_total}",
+        f"units {tick.units_done}/{tick.units_total}",
+        f"{tick.scenarios} scenarios",
+        f"{_clock(tick.elapsed_s)} elapsed",
+    ]
+    if tick.units_done:
+        left = tick.units_total - tick.units_done
+        parts.append(f"ETA ~{_clock(tick.elapsed_s / tick.units_done * left)}")
+    return " · ".join(parts)
+
+
+class RunProgress:
+    """The progress of ``run`` and ``publish`` on ``err``, in one of three modes.
+
+    * ``live`` (``err`` is a terminal): ONE status line, redrawn in place (carriage
+      return, clear to the end of the line) with the counts of the last
+      :class:`~conformance.core.runner.Tick` and the current unit's label, cut to
+      the terminal's width; :meth:`close` ends it with a newline.
+    * ``lines`` (not a terminal, ``--progress``): one plain line per finished unit,
+      with the same counts.
+    * ``off`` (``-q``, or not a terminal without ``--progress``: CI logs, pipes): nothing.
+
+    Call it with a unit's label (the ``progress`` callback of
+    :func:`~conformance.core.runner.run_suite`), hand :meth:`tick` the counts (run_suite
+    finds it on its own), :meth:`note` a line of the command's own; use it as a
+    context manager so that the live line ends however the run does.
+    """
+
+    def __init__(
+        self, err: TextIO, *, quiet: bool = False, lines: bool = False, width: int | None = None
+    ) -> None:
+        self.err = err
+        self.mode = "off" if quiet else "live" if _isatty(err) else "lines" if lines else "off"
+        self.width = width  # None: the terminal's, at every redraw
+        self.label = ""
+        self.last: Tick | None = None
+        self.shown = False  # a live line is on the screen, not yet ended
+
+    def __call__(self, label: str) -> None:
+        """The unit under way (one process) or just finished (``-j N``)."""
+        self.label = label
+        if self.mode == "live":
+            self._draw()
+
+    def tick(self, tick: Tick) -> None:
+        """The run's counts, as it starts and after every finished unit."""
+        self.last = tick
+        if self.mode == "live":
+            self._draw()
+        elif self.mode == "lines" and tick.unit is not None:
+            self._write(f"  .. {status_text(tick)} · {tick.unit}\n")
+
+    def note(self, text: str) -> None:
+        """A line of the command's own (what runs, how long it took), above the live line."""
+        if self.mode == "off":
+            return
+        if self.shown:
+            self._write("\r\x1b[K")
+        self._write(f"  .. {text}\n")
+        if self.shown:
+            self._draw()
+
+    def close(self) -> None:
+        """End the live line with a newline (the run ended or was interrupted)."""
+        if self.shown:
+            self.shown = False
+            self._write("\n")
+
+    def __enter__(self) -> RunProgress:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _draw(self) -> None:
+        width = self.width if self.width is not None else shutil.get_terminal_size().columns
+        parts = [status_text(self.last)] if self.last is not None else []
+        if self.label:
+            parts.append(self.label)
+        line = " · ".join(parts)[: max(width - 1, 0)]  # never wrap: \r redraws one line only
+        self._write(f"\r\x1b[K{line}")
+        self.shown = True
+
+    def _write(self, text: str) -> None:
+        self.err.write(text)
+        self.err.flush()
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no such method, or a closed stream
+        return False
 
 
 def writable_dir(path: str | None, option: str = "--report") -> Path | None:

@@ -20,6 +20,7 @@ from conformance.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
+    RunProgress,
     UsageError,
     capture_logs,
     close_adapter,
@@ -70,7 +71,9 @@ def _parser() -> argparse.ArgumentParser:
         "--rules",
         help="comma-separated rule IDs, globs or a named set, e.g. 'PRE-*,FIN-2' or 'portable'",
     )
-    run.add_argument("--report", metavar="DIR", help="write report.json, report.md, junit.xml")
+    run.add_argument(
+        "--report", metavar="DIR", help="write report.json, report.md, junit.xml, report.html"
+    )
     run.add_argument("--expect", metavar="FILE", help="gate against known failures")
     run.add_argument(
         "--update-expect",
@@ -86,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
         help="worker processes for an in-process adapter (default: the machine's cores; "
         "stdio/HTTP harnesses run in one)",
     )
-    run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    _progress_options(run)
 
     replay = sub.add_parser("replay", help="re-run a saved counterexample or a scenario file")
     replay.add_argument("files", metavar="FILE", nargs="+")
@@ -109,7 +112,7 @@ def _parser() -> argparse.ArgumentParser:
     publish.add_argument(
         "--rules", help="as run --rules, e.g. 'portable' for an agent framework (default: all)"
     )
-    publish.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    _progress_options(publish)
     _transport_options(publish)
 
     render = sub.add_parser(
@@ -118,6 +121,11 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("report", metavar="REPORT_JSON")
     render.add_argument("--expect", metavar="FILE", help="add its entries as findings")
     render.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
+    render.add_argument(
+        "--html",
+        action="store_true",
+        help="a self-contained HTML page (findings by root cause, trace timelines), not Markdown",
+    )
 
     compare = sub.add_parser(
         "compare",
@@ -128,6 +136,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("-o", "--output", metavar="FILE", help="Markdown (default: stdout)")
     compare.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
+    compare.add_argument("--html", metavar="FILE", help="also write the comparison as HTML")
     compare.add_argument("--title", help="the page's heading (default: Conformance comparison)")
     compare.add_argument(
         "--check",
@@ -143,6 +152,18 @@ def _parser() -> argparse.ArgumentParser:
 
     add_http_commands(sub, _transport_options)  # serve, fuzz-protocol
     return parser
+
+
+def _progress_options(parser: argparse.ArgumentParser) -> None:
+    """``run`` and ``publish``: a live status line on a terminal, lines when asked, or nothing."""
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="when stderr is not a terminal (CI logs, pipes), a progress line per finished "
+        "unit (rules and units done / total, scenarios, elapsed, ETA); a terminal always gets "
+        "one live status line",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress at all")
 
 
 def _transport_options(parser: argparse.ArgumentParser) -> None:
@@ -231,12 +252,12 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     report_dir = writable_dir(args.report)
     adapter = _load_adapter(args)
 
-    progress = progress_printer(args.quiet, err)
+    progress = RunProgress(err, quiet=args.quiet, lines=args.progress)
     info = adapter.describe()
-    progress(f"{info.name} {info.version} ({info.language}), profile {args.profile}")
+    progress.note(f"{info.name} {info.version} ({info.language}), profile {args.profile}")
     with interruptible():
         try:
-            with capture_logs(report_dir) as logs:
+            with progress, capture_logs(report_dir) as logs:  # the live line ends, come what may
                 result = run_suite(
                     adapter,
                     profile=args.profile,
@@ -246,6 +267,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     progress=progress,
                     jobs=args.jobs if args.jobs is not None else default_jobs(),
                     adapter_spec=str(args.adapter),
+                    tick=progress.tick,
                 )
         finally:
             close_adapter(adapter)
@@ -271,10 +293,10 @@ def _finish_run(
 
     info = result.implementation
 
-    progress = progress_printer(args.quiet, err)
+    progress = RunProgress(err, quiet=args.quiet, lines=args.progress)
     if logs.summary():
         print(f"note: {logs.summary()}", file=err)
-    progress(f"{result.scenarios} scenarios in {result.duration_s:.1f} s")
+    progress.note(f"{result.scenarios} scenarios in {result.duration_s:.1f} s")
     if result.incomplete:
         print(f"interrupted: {len(result.not_run)} rules did not run in full", file=err)
     if args.update_expect and not result.incomplete:
@@ -460,16 +482,16 @@ def _publish(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from conformance.reporting.publish import publish
 
     adapter = _load_adapter(args)
-    progress = progress_printer(args.quiet, err)
     try:
-        expectations, matches = publish(
-            adapter,
-            args.dir,
-            spec=args.adapter,
-            profile=args.profile,
-            rules=args.rules,
-            progress=progress,
-        )
+        with RunProgress(err, quiet=args.quiet, lines=args.progress) as progress:
+            expectations, matches = publish(  # run_suite finds progress.tick on its own
+                adapter,
+                args.dir,
+                spec=args.adapter,
+                profile=args.profile,
+                rules=args.rules,
+                progress=progress,
+            )
     finally:
         close_adapter(adapter)
     listed = ", ".join(sorted(expectations.expected)) or "none"
@@ -514,6 +536,11 @@ def _compare(args: argparse.Namespace, out: TextIO) -> int:
         Path(args.json).write_text(
             json.dumps(comparison.to_json(), indent=2) + "\n", encoding="utf-8"
         )
+    if args.html:
+        from conformance.reporting.html import comparison_html
+
+        page = comparison_html(comparison, Path(args.html).resolve().parent, title=args.title)
+        Path(args.html).write_text(page, encoding="utf-8")
     return EXIT_OK
 
 
@@ -533,6 +560,8 @@ def _render(args: argparse.Namespace, out: TextIO) -> int:
         else:
             out.write(protocol_text)
         return EXIT_OK
+    if args.html:
+        return _render_html(args, document, out)
     result = result_from_json(document)
     findings: list[str] = []
     if args.expect:
@@ -546,6 +575,23 @@ def _render(args: argparse.Namespace, out: TextIO) -> int:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         out.write(text)
+    return EXIT_OK
+
+
+def _render_html(args: argparse.Namespace, document: dict[str, Any], out: TextIO) -> int:
+    from conformance.reporting.expectations import load_expectations
+    from conformance.reporting.html import load_cases, report_html
+
+    expect = load_expectations(args.expect).to_json() if args.expect else None
+    # case paths are relative to the cwd, the report's directory or the expect file's
+    bases = [Path(args.report).parent, *([Path(args.expect).parent] if args.expect else [])]
+    page_dir = Path(args.output).parent if args.output else Path.cwd()
+    files = load_cases(document, expect, bases, page_dir)
+    page = report_html(document, expect, files.cases, links=files.links, missing=files.missing)
+    if args.output:
+        Path(args.output).write_text(page, encoding="utf-8")
+    else:
+        out.write(page)
     return EXIT_OK
 
 

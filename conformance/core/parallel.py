@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, ClassVar
 from conformance.core.adapter import Adapter, AdapterInfo
 
 if TYPE_CHECKING:
-    from conformance.core.runner import Partial, Tally, Unit
+    from conformance.core.runner import Partial, Tally, Tick, Unit
 
 __all__ = ["parallel_spec", "run_parallel"]
 
@@ -92,13 +92,22 @@ def run_parallel(
     profile: str,
     seed: int | None,
     progress: Callable[[str], None],
+    *,
+    tick: Callable[[Tick], None] | None = None,
+    started: float | None = None,
 ) -> None:
     """Run ``units`` on ``jobs`` worker processes; merge their results into ``tally`` in order.
 
     Properties go out first (they take longest), fixtures fill the gaps; progress is
-    told as units finish; the merge follows the plan, so the outcome is the same as
-    in one process. Interrupted, the units that finished are merged, the rest are not.
+    told as units finish, and so is ``tick`` (the counts of a
+    :class:`~conformance.core.runner.Tick`, elapsed since ``started``, a
+    ``time.monotonic()``; default: now), once as the work starts and once per
+    finished unit; the merge follows the plan, so the outcome is the same as in
+    one process. Interrupted, the units that finished are merged, the rest are not.
     """
+    from conformance.core.runner import Ticks
+
+    ticks = Ticks(units, tally.rule_ids, tick, started)
     methods = multiprocessing.get_all_start_methods()
     method = "forkserver" if "forkserver" in methods else "spawn"
     context = multiprocessing.get_context(method)
@@ -109,7 +118,9 @@ def run_parallel(
     results: dict[int, Partial] = {}
     order = sorted(range(len(units)), key=lambda i: units[i].rule is None)
     pool = context.Pool(jobs, _worker_start, (spec, tally.rule_ids, report_dir))
+    scenarios = tally.scenarios  # run so far, counting the units that finished
     try:
+        ticks.start()
         for index in order:
             pool.apply_async(
                 _worker_unit,
@@ -122,7 +133,9 @@ def run_parallel(
             if isinstance(part, BaseException):
                 raise part
             results[index] = part
+            scenarios += part.scenarios
             progress(units[index].label)
+            ticks.done(index, scenarios)
         pool.close()
     finally:
         pool.terminate()

@@ -52,6 +52,8 @@ __all__ = [
     "RuleOutcome",
     "RunResult",
     "Tally",
+    "Tick",
+    "Ticks",
     "Unit",
     "default_jobs",
     "interrupted",
@@ -554,6 +556,79 @@ def plan(
     return units
 
 
+@dataclass(frozen=True)
+class Tick:
+    """How far a run is: told once as it starts (nothing done) and after every finished unit.
+
+    A rule is done once every unit holding one of its sources has finished (a
+    rule no unit holds, e.g. one without a predicate, is done from the start).
+    """
+
+    units_done: int
+    units_total: int
+    rules_done: int
+    rules_total: int
+    scenarios: int  # run so far
+    elapsed_s: float
+    unit: str | None = None  # the label of the unit that just finished (None: the run starts)
+
+
+class Ticks:
+    """Counts a run's finished units and tells ``tick`` a :class:`Tick` each time."""
+
+    def __init__(
+        self,
+        units: Sequence[Unit],
+        rule_ids: Sequence[str],
+        tick: Callable[[Tick], None] | None,
+        started: float | None = None,
+    ) -> None:
+        self.units = list(units)
+        self.tick = tick
+        self.started = time.monotonic() if started is None else started
+        selected = set(rule_ids)
+        self.rules_total = len(selected)
+        self.waiting: Counter[str] = Counter()  # rule -> its units not finished yet
+        for unit in self.units:
+            self.waiting.update(unit.targets & selected)
+        self.rules_done = self.rules_total - len(self.waiting)
+        self.units_done = 0
+        self.scenarios = 0
+
+    def start(self) -> None:
+        """Tell the opening tick: nothing done yet."""
+        self._tell(None)
+
+    def done(self, index: int, scenarios: int) -> None:
+        """Unit ``index`` has finished; ``scenarios`` ran so far in the whole run."""
+        unit = self.units[index]
+        self.units_done += 1
+        self.scenarios = scenarios
+        for rid in unit.targets:
+            if rid in self.waiting:
+                self.waiting[rid] -= 1
+                if not self.waiting[rid]:
+                    del self.waiting[rid]
+                    self.rules_done += 1
+        self._tell(unit.label)
+
+    def _tell(self, label: str | None) -> None:
+        if self.tick is None:
+            return
+        elapsed = time.monotonic() - self.started
+        self.tick(
+            Tick(
+                self.units_done,
+                len(self.units),
+                self.rules_done,
+                self.rules_total,
+                self.scenarios,
+                elapsed,
+                label,
+            )
+        )
+
+
 def default_jobs() -> int:
     """``run -j``'s default: the machine's cores."""
     return os.cpu_count() or 1
@@ -569,6 +644,7 @@ def run_suite(
     progress: Callable[[str], None] = lambda line: None,
     jobs: int = 1,
     adapter_spec: str | None = None,
+    tick: Callable[[Tick], None] | None = None,
 ) -> RunResult:
     """Run the selected rules' fixtures and properties against ``adapter``; one result.
 
@@ -577,6 +653,12 @@ def run_suite(
     adapter from the spec, and merges what they found in plan order: the same
     verdicts as one process. An out-of-process harness (stdio, HTTP) keeps its
     restart and give-up state across scenarios, so it always runs in one process.
+
+    ``progress`` is told each unit's label: as it starts (one process) or as it
+    finishes (``jobs > 1``). ``tick`` is told the completion counts (a
+    :class:`Tick`) as the run starts and after every unit; without one, a
+    ``progress`` that has a callable ``tick`` attribute is told them (so a
+    command's progress printer gets the counts through any caller of run_suite).
 
     A KeyboardInterrupt (see :func:`interruptible`) ends the run early: the
     result is marked ``incomplete`` and ``not_run`` names the rules some of
@@ -589,18 +671,35 @@ def run_suite(
     tally = Tally(rule_ids, adapter, report_dir)
     parallel = jobs > 1 and parallel_spec(adapter, adapter_spec)
     units = plan(rule_ids, FIXTURES_PER_UNIT if parallel else 1, tally.info.capabilities)
+    if tick is None:
+        told = getattr(progress, "tick", None)
+        tick = told if callable(told) else None
     done: set[int] = set()
     try:
         if parallel:
             assert adapter_spec is not None
             jobs = min(jobs, len(units))
-            run_parallel(tally, units, done, adapter_spec, jobs, profile, seed, progress)
+            run_parallel(
+                tally,
+                units,
+                done,
+                adapter_spec,
+                jobs,
+                profile,
+                seed,
+                progress,
+                tick=tick,
+                started=started,
+            )
         else:
             jobs = 1
+            ticks = Ticks(units, rule_ids, tick, started)
+            ticks.start()
             for index, unit in enumerate(units):
                 progress(unit.label)
                 tally.run_unit(unit, profile, seed)
                 done.add(index)
+                ticks.done(index, tally.scenarios)
     except KeyboardInterrupt:
         pass
     left = [unit for index, unit in enumerate(units) if index not in done]

@@ -64,7 +64,7 @@ CHANGES: Final[dict[tuple[str, str], str]] = {
 #: The order changes are listed in: what a user upgrading must see first.
 KIND_ORDER: Final = ("regressed", "category-changed", "fixed", "no-longer-judged", "now-judged")
 
-_KIND_TEXT: Final = {
+KIND_TEXT: Final = {
     "regressed": "regressed (passed or was not judged, now fails)",
     "category-changed": "failure changed (another verdict or failure category)",
     "fixed": "fixed (failed, now passes)",
@@ -300,7 +300,7 @@ def comparison_markdown(
                 these = [c for c in found if c.kind == kind]
                 if not these:
                     continue
-                out.append(f"- **{_KIND_TEXT[kind]}**:")
+                out.append(f"- **{KIND_TEXT[kind]}**:")
                 for c in these:
                     was = c.before.text() if c.before else "not judged"
                     now = c.after.text() if c.after else "not judged"

@@ -13,7 +13,9 @@ writes, in ``DIR``:
   with its status and category, keeping what people wrote (requires, does,
   assessment, evidence, link) and pointing ``counterexample`` at its case;
 * ``README.md`` -- the Markdown report rendered from ``report.json``, with the
-  findings of ``expect.json`` first.
+  findings of ``expect.json`` first;
+* ``report.html`` -- the same as one self-contained page (findings by root cause, a
+  timeline per counterexample).
 
 Re-running it after an upstream release shows, in the diff, exactly which
 findings changed.
@@ -149,4 +151,19 @@ def publish(
     notes = [notes_path.read_text(encoding="utf-8").rstrip(), ""] if notes_path.exists() else []
     findings = notes + intro + findings_markdown(expectations.expected, adapter=spec)
     (out / "README.md").write_text(report_markdown(result, "expect.json", findings))
+    write_page(out)
     return expectations, result.conformant
+
+
+def write_page(directory: Path) -> Path:
+    """``DIR/report.html`` from a published directory's report.json, expect.json and cases."""
+    from conformance.core.scenario import load_json
+    from conformance.reporting.html import load_cases, report_html
+
+    document = load_json(directory / "report.json", "report")
+    expect_path = directory / "expect.json"
+    expect = load_expectations(str(expect_path)).to_json() if expect_path.exists() else None
+    files = load_cases(document, expect, [directory], directory)
+    page = report_html(document, expect, files.cases, links=files.links, missing=files.missing)
+    (directory / "report.html").write_text(page, encoding="utf-8")
+    return directory / "report.html"

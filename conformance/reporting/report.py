@@ -1,4 +1,4 @@
-"""Reports of one run: ``report.json``, ``report.md`` and ``junit.xml``.
+"""Reports of one run: ``report.json``, ``report.md``, ``junit.xml`` and ``report.html``.
 
 ``report.json`` follows ``fixtures/schema/report.schema.json``.
 
@@ -372,12 +372,27 @@ def report_junit(result: RunResult) -> ET.ElementTree:
 def write_reports(
     result: RunResult, directory: str | Path, expect_file: str | None = None
 ) -> list[Path]:
-    """Write report.json, report.md and junit.xml into ``directory``; return their paths."""
+    """Write report.json, report.md, junit.xml and report.html into ``directory``; return
+    their paths (in that order)."""
+    from conformance.reporting.html import load_cases, report_html
+
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "report.json", out / "report.md", out / "junit.xml"]
+    paths = [out / "report.json", out / "report.md", out / "junit.xml", out / "report.html"]
     document = report_json(result, expect_file)
     paths[0].write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     paths[1].write_text(report_markdown(result, expect_file), encoding="utf-8")
     report_junit(result).write(paths[2], encoding="utf-8", xml_declaration=True)
+    # the findings' written assessments, when the run was gated by an expect file
+    expect = None
+    if expect_file is not None and Path(expect_file).is_file():
+        from conformance.reporting.expectations import load_expectations
+
+        expect = load_expectations(expect_file).to_json()
+    # counterexample paths are relative to the cwd (the runner's), the report's directory
+    # or the expect file's
+    bases = [out, *([Path(expect_file).parent] if expect_file else [])]
+    files = load_cases(document, expect, bases, out)
+    page = report_html(document, expect, files.cases, links=files.links, missing=files.missing)
+    paths[3].write_text(page, encoding="utf-8")
     return paths

@@ -1,0 +1,1032 @@
+"""One self-contained HTML page per report, and one per comparison.
+
+    toolreg-conformance render REPORT_JSON --expect EXPECT_JSON --html -o report.html
+    toolreg-conformance compare docs/implementations/dsh-tools-0.1.0-rc.{7,8} --html cmp.html
+
+What the report page shows, top to bottom:
+
+* the header: the implementation (name, version, language), profile, seed, scenarios,
+  capabilities and missing ones, and the verdict;
+* a summary table per rule group (pass / failing the run / other), then every rule with
+  its status (a checkbox, in a little inline script, hides the passing ones);
+* the findings, **grouped by root cause**: the failing rules whose counterexample is the
+  same scenario (the same scenario content, hence the same ``scenario.id``, or the same
+  counterexample file) are one finding that lists every rule it breaks. A finding shows
+  what the expectations say (requires / does / assessment / evidence), from the expect
+  file when one is given, else from the report's own ``expected`` blocks, and the messages
+  the counterexample violated (its ``required``);
+* per counterexample, a **timeline** of its trace: one lane (a CSS grid row group) per
+  call, the trace's events in trace order along the x axis (one column per event, shared
+  by every lane so interleaving shows), each ``enter``...``exit``/``throw`` pair (and an
+  approval's ``request``...``answer``) a bar coloured by its stage and nested by depth,
+  the other events (observations, ``mutate`` attempts -- accepted or refused --,
+  approvals) markers on the bar they happen in, and the call's answer
+  (``trace.actions[i]``) at the lane's end. The events a violated message names (the
+  call it is about, ``stage 'id'`` or a stage word) carry the class ``violation``;
+  when none can be matched, the lane's answer does.
+
+Everything read from the JSON comes from the implementation under test and is treated
+as hostile: every string goes through :func:`html.escape`; inline styles hold only
+numbers computed here; the one inline script holds no data, and the page's
+Content-Security-Policy allows only that script (by its hash), so an injected one
+would not run. No network: no external stylesheet, font, script or image.
+
+DOM hooks for tests and tools: ``.finding[data-rules]``, ``.timeline[data-case]``,
+``.lane[data-call]``, ``.event[data-stage][data-index]``, ``.span[data-stage]``,
+``.answer[data-call]``, ``.violation``; rule rows are ``tr.rule[data-rule][data-status]``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import quote
+
+from conformance.reporting.compare import KIND_ORDER, KIND_TEXT, Cell, Comparison
+from conformance.reporting.report import ASSESSMENTS
+from conformance.vocab import FAILING, NOT_RUN, STAGES, Status
+
+__all__ = ["CaseFiles", "comparison_html", "load_cases", "report_html"]
+
+#: Stages in pipeline order, then the ones outside one call's pipeline.
+STAGE_ORDER: Final = (*STAGES, "classifier", "code-dispatch-log", "program", "present")
+
+_FINDING_STATUSES: Final = frozenset({*FAILING, Status.EXPECTED_FAIL})
+
+_JS: Final = """
+document.addEventListener('DOMContentLoaded', function () {
+  document.documentElement.setAttribute('data-script', 'ran');
+  var box = document.getElementById('only-failing');
+  if (!box) { return; }
+  box.addEventListener('change', function () {
+    var rows = document.querySelectorAll('tr.rule');
+    for (var i = 0; i < rows.length; i++) {
+      var quiet = rows[i].getAttribute('data-failing') !== 'true';
+      rows[i].hidden = box.checked && quiet;
+    }
+  });
+});
+"""
+
+_CSS: Final = """
+:root { --col: 2.1rem; --label: 11rem; --answer: 16rem; font-family: system-ui, sans-serif; }
+body { margin: 1.5rem; color: #1d1d1f; background: #fff; line-height: 1.4; }
+h1 { font-size: 1.5rem; } h2 { margin-top: 2rem; border-bottom: 1px solid #ccc; }
+code, pre, .mono { font-family: ui-monospace, monospace; font-size: .85em; }
+table { border-collapse: collapse; margin: .5rem 0; }
+th, td { border: 1px solid #ddd; padding: .2rem .5rem; text-align: left; vertical-align: top; }
+td.num, th.num { text-align: right; }
+.verdict { font-weight: bold; padding: .1rem .4rem; border-radius: .2rem; }
+.verdict.ok { background: #d7f5dd; } .verdict.bad { background: #fbd9d9; }
+.status-pass { background: #e3f6e6; } .status-fail { background: #fbd9d9; }
+.status-error, .status-timeout { background: #fde4c8; }
+.status-expected-fail { background: #f6ecc4; } .status-unexpected-pass { background: #e6dcfb; }
+.status-not-applicable, .status-untested, .status-not-exercised, .status-none { color: #666; }
+.finding { border: 1px solid #bbb; border-left: .4rem solid #c0392b; margin: 1rem 0;
+  padding: .5rem 1rem; }
+.finding h3 { margin: .3rem 0; }
+blockquote { margin: .3rem 0 .3rem 1rem; padding-left: .6rem; border-left: 3px solid #ccc;
+  white-space: pre-wrap; }
+.messages li { font-family: ui-monospace, monospace; font-size: .85em; }
+.note { color: #8a4b00; }
+.timeline { overflow-x: auto; margin: .6rem 0; padding: .3rem; background: #fafafa;
+  border: 1px solid #e5e5e5; }
+.lane { display: grid; gap: 2px 0; align-items: center; border-top: 1px dashed #ddd;
+  padding: 3px 0; min-width: max-content; }
+.lane.ticks { border-top: none; color: #888; font-size: .7rem; }
+.lane-label { grid-column: 1; font-size: .8rem; padding-right: .4rem; overflow-wrap: anywhere; }
+.span { height: 1.25rem; border-radius: .25rem; font-size: .7rem; padding: 0 .3rem;
+  overflow: hidden; white-space: nowrap; color: #111; opacity: .85; }
+.span.open { border-right: 2px dashed #333; }
+.event { z-index: 1; justify-self: center; font-size: .8rem; min-width: 1.1rem; text-align: center;
+  border-radius: .2rem; cursor: default; }
+.event.mutate { background: #fff; border: 1px solid #555; }
+.event.mutate.accepted { background: #c0392b; color: #fff; }
+.event.at-throw { color: #c0392b; font-weight: bold; }
+.answer { font-size: .75rem; padding: .1rem .3rem; border: 1px solid #bbb; border-radius: .2rem;
+  overflow-wrap: anywhere; }
+.answer.error, .answer.raised, .answer.interrupted { background: #fdecea; }
+.answer.ok { background: #eef8ef; }
+.violation { outline: 3px solid #e01b24; outline-offset: 1px; }
+.badge { font-size: .7rem; padding: 0 .3rem; border-radius: .2rem; background: #eee; }
+.badge.abort { background: #fde4c8; }
+.stage-pre-execute { background: #9ecae1; } .stage-approval { background: #fdd0a2; }
+.stage-guard { background: #c7e9c0; } .stage-wrapper { background: #dadaeb; }
+.stage-body { background: #fdae6b; } .stage-post-execute { background: #a1d99b; }
+.stage-finalize { background: #bcbddc; } .stage-result { background: #d9d9d9; }
+.stage-classifier, .stage-code-dispatch-log, .stage-program, .stage-present,
+.stage-other { background: #f2f2f2; }
+.event[class*="stage-"] { background: transparent; }
+.legend span { display: inline-block; padding: 0 .4rem; margin-right: .2rem; font-size: .75rem;
+  border-radius: .2rem; }
+details.log li { font-size: .8rem; }
+.kind-regressed { color: #c0392b; } .kind-fixed { color: #1e7b34; }
+"""
+
+
+def _e(value: object) -> str:
+    """Escape anything for HTML text and attribute values."""
+    return escape(str(value), quote=True)
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    """A JSON preview of a value, cut to ``limit`` characters (not escaped)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _slug(value: object) -> str:
+    """A token safe in a class name or an id: anything else becomes ``-``."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", str(value))[:80] or "x"
+
+
+def _status_class(status: object) -> str:
+    return f"status-{status}" if str(status) in {str(s) for s in Status} else "status-none"
+
+
+def _stage_class(stage: object) -> str:
+    return f"stage-{stage}" if stage in STAGE_ORDER else "stage-other"
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _href(target: str | Path, base: Path) -> str:
+    """A relative, percent-encoded link from ``base`` (a directory) to ``target``."""
+    relative = Path(os.path.relpath(Path(target).resolve(), base.resolve())).as_posix()
+    return quote(relative)
+
+
+def _page(title: str, body: list[str]) -> str:
+    digest = base64.b64encode(hashlib.sha256(_JS.encode()).digest()).decode()
+    policy = (
+        "default-src 'none'; style-src 'unsafe-inline'; "
+        f"script-src 'sha256-{digest}'; img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    head = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_e(policy)}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(title)}</title>",
+        f"<style>{_CSS}</style>",
+        f"<script>{_JS}</script>",
+        "</head>",
+        "<body>",
+    ]
+    return "\n".join([*head, *body, "</body>", "</html>"]) + "\n"
+
+
+# ----------------------------------------------------------------- case files
+
+
+@dataclass
+class CaseFiles:
+    """The counterexamples a report points at: loaded, linked, or missing."""
+
+    cases: dict[str, dict[str, Any]] = field(default_factory=dict)  # path as written -> case
+    links: dict[str, str] = field(default_factory=dict)  # path as written -> href from the page
+    missing: dict[str, str] = field(default_factory=dict)  # path as written -> why not loaded
+
+
+def _referenced(document: Mapping[str, Any], expected: Mapping[str, Any]) -> list[str]:
+    paths: list[str] = []
+    for rule in _list(document.get("rules")):
+        for failure in _list(_dict(rule).get("failures")):
+            case = _dict(failure).get("counterexample")
+            if isinstance(case, str) and case and case not in paths:
+                paths.append(case)
+    for entry in expected.values():
+        case = _dict(entry).get("counterexample")
+        if isinstance(case, str) and case and case not in paths:
+            paths.append(case)
+    return paths
+
+
+def load_cases(
+    document: Mapping[str, Any],
+    expect: Mapping[str, Any] | None,
+    bases: Sequence[Path],
+    page_dir: Path,
+) -> CaseFiles:
+    """Load every counterexample the report (and the expect file) points at.
+
+    A path is tried as written (relative to the cwd), then relative to each of ``bases``
+    (the report's directory, the expect file's); links are relative to ``page_dir``.
+    Missing or unreadable files are listed in ``missing``, never an error.
+    """
+    found = CaseFiles()
+    expected = _dict((expect or {}).get("expected"))
+    for written in _referenced(document, expected):
+        candidates = [Path(written)] + [base / written for base in bases]
+        path = next((p for p in candidates if p.is_file()), None)
+        if path is None:
+            found.missing[written] = "not found"
+            continue
+        try:
+            case = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+            found.missing[written] = f"unreadable: {type(e).__name__}"
+            continue
+        if not isinstance(case, dict):
+            found.missing[written] = "not a counterexample (not a JSON object)"
+            continue
+        found.cases[written] = case
+        found.links[written] = _href(path, page_dir)
+    return found
+
+
+# ------------------------------------------------------------------- findings
+
+
+@dataclass
+class _Finding:
+    key: str
+    rules: list[dict[str, Any]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)  # the rules' counterexamples, in order
+
+
+def _verdict_kind(rule: Mapping[str, Any]) -> str:
+    status = str(rule.get("status"))
+    if status == Status.EXPECTED_FAIL:
+        return str(_dict(rule.get("expected")).get("status", Status.FAIL))
+    return status
+
+
+def _primary_case(rule: Mapping[str, Any], expected: Mapping[str, Any]) -> str | None:
+    """The counterexample a rule's finding shows: one of its verdict's kind, as compare does."""
+    failures = [_dict(f) for f in _list(rule.get("failures"))]
+    kind = _verdict_kind(rule)
+    for f in [*(f for f in failures if f.get("kind") == kind), *failures]:
+        case = f.get("counterexample")
+        if isinstance(case, str) and case:
+            return case
+    case = _dict(expected.get(str(rule.get("id")))).get("counterexample")
+    return case if isinstance(case, str) and case else None
+
+
+def _scenario_key(case: Mapping[str, Any]) -> str:
+    scenario = case.get("scenario")
+    text = _short(scenario, limit=10**9)
+    digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
+    return f"scenario:{_dict(scenario).get('id')}:{digest}"
+
+
+def _findings(
+    rules: Iterable[Mapping[str, Any]],
+    expected: Mapping[str, Any],
+    cases: Mapping[str, Mapping[str, Any]],
+) -> list[_Finding]:
+    """Failing rules grouped by root cause: the same scenario (or file) is one finding."""
+    out: dict[str, _Finding] = {}
+    for rule in rules:
+        if str(rule.get("status")) not in _FINDING_STATUSES:
+            continue
+        path = _primary_case(rule, expected)
+        if path is not None and path in cases:
+            key = _scenario_key(cases[path])
+        elif path is not None:
+            key = f"file:{path}"
+        else:
+            key = f"rule:{rule.get('id')}"
+        finding = out.setdefault(key, _Finding(key))
+        finding.rules.append(dict(rule))
+        if path is not None and path not in finding.paths:
+            finding.paths.append(path)
+    return list(out.values())
+
+
+def _expect_entry(rule: Mapping[str, Any], expected: Mapping[str, Any] | None) -> dict[str, Any]:
+    if expected is not None:
+        return _dict(expected.get(str(rule.get("id"))))
+    return _dict(rule.get("expected"))
+
+
+def _expectation_html(rid: str, entry: Mapping[str, Any]) -> list[str]:
+    if not entry:
+        return []
+    out = [f'<dl class="expectation" data-rule="{_e(rid)}">']
+    for key, label in (("requires", "The spec requires"), ("does", "The implementation does")):
+        if entry.get(key):
+            out.append(f"<dt>{label} ({_e(rid)})</dt><dd>{_e(entry[key])}</dd>")
+    if entry.get("assessment"):
+        meaning = ASSESSMENTS.get(str(entry["assessment"]), "")
+        out.append(
+            f"<dt>Assessment</dt><dd><code>{_e(entry['assessment'])}</code> {_e(meaning)}</dd>"
+        )
+    evidence = _dict(entry.get("evidence"))
+    if evidence:
+        out.append(
+            f"<dt>Evidence ({_e(evidence.get('source', ''))})</dt>"
+            f"<dd><blockquote>{_e(evidence.get('quote', ''))}</blockquote></dd>"
+        )
+    if entry.get("reason") and not entry.get("does"):
+        out.append(f"<dt>Reason</dt><dd>{_e(entry['reason'])}</dd>")
+    for key in ("link", "tracker"):  # shown as text: the page links nowhere outside itself
+        if entry.get(key):
+            out.append(f"<dt>{key.capitalize()}</dt><dd><code>{_e(entry[key])}</code></dd>")
+    out.append("</dl>")
+    return out
+
+
+# ------------------------------------------------------------------- timeline
+
+_NAMED = re.compile(
+    r"\b(pre-execute|post-execute|guard|wrapper|body|result|finalize|finalizeContent|approval|"
+    r"classifier|observer|listener)\s+'([^']*)'"
+)
+_WORDS: Final = (
+    (re.compile(r"\bpre-execute\b"), "pre-execute"),
+    (re.compile(r"\bpost-execute\b"), "post-execute"),
+    (re.compile(r"\bapprov(?:al|er|ed)s?\b"), "approval"),
+    (re.compile(r"\bguards?\b"), "guard"),
+    (re.compile(r"\bwrappers?\b"), "wrapper"),
+    (re.compile(r"\bbody\b"), "body"),
+    (re.compile(r"\bfinaliz\w*"), "finalize"),
+    (re.compile(r"\bobservers?\b"), "result"),
+    (re.compile(r"\bclassifier\b"), "classifier"),
+)
+_ANSWER = re.compile(
+    r"\bisError\b|\bcode\b|error\.message|\bresults?\b|\bfailure\b|executionMode|\bexclusive\b"
+    r"|\bparallel\b|\bINVALID_ARGS\b|\bABORTED\w*"
+)
+_SUBJECT = re.compile(r"\s*(?:[\w-]+[(\[])?([^\s:()\[\]]+)[)\]]?:\s")
+_ALIASES: Final = {"finalizeContent": "finalize", "observer": "result", "listener": ""}
+
+
+@dataclass
+class _Target:
+    """What one violated message points at in a trace."""
+
+    rules: set[str]
+    message: str
+    call: str | None  # a lane key, or None: every lane
+    named: list[tuple[str, str]]  # (stage, callable id)
+    stages: set[str]
+    answer: bool
+
+
+def _target(rule_id: str, message: str, lanes: Iterable[str]) -> _Target:
+    match = _SUBJECT.match(message)
+    call = match.group(1) if match and match.group(1) in set(lanes) else None
+    named = [(_ALIASES.get(s, s), i) for s, i in _NAMED.findall(message)]
+    stages = {stage for pattern, stage in _WORDS if pattern.search(message)}
+    return _Target({rule_id}, message, call, named, stages, bool(_ANSWER.search(message)))
+
+
+@dataclass
+class _Lane:
+    key: str  # the callId events carry ("" for events without one)
+    label: str
+    events: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    answers: list[tuple[int, Any]] = field(default_factory=list)  # (action index, answer)
+    abort_before: bool = False
+    in_actions: bool = False
+
+
+def _lanes(scenario: Mapping[str, Any], trace: Mapping[str, Any]) -> list[_Lane]:
+    lanes: dict[str, _Lane] = {}
+    answers = _list(trace.get("actions"))
+
+    def lane(key: str, label: str) -> _Lane:
+        return lanes.setdefault(key, _Lane(key, label))
+
+    for index, action in enumerate(_list(scenario.get("actions"))):
+        action = _dict(action)
+        answer = _dict(answers[index]) if index < len(answers) else None
+        if "call" in action or "executionMode" in action:
+            call = _dict(action.get("call") or action.get("executionMode"))
+            kind = "call" if "call" in action else "executionMode"
+            key = str(call.get("callId", ""))
+            this = lane(key, f"{kind} {key} → {call.get('name', '?')}")
+            this.in_actions = True
+            this.abort_before = this.abort_before or call.get("abortBefore") is True
+            this.answers.append((index, answer))
+        elif "batch" in action:
+            results = _list((answer or {}).get("results"))
+            for j, member in enumerate(_list(action.get("batch"))):
+                call = _dict(member)
+                key = str(call.get("callId", ""))
+                this = lane(key, f"batch[{j}] {key} → {call.get('name', '?')}")
+                this.in_actions = True
+                this.abort_before = this.abort_before or call.get("abortBefore") is True
+                this.answers.append((index, results[j] if j < len(results) else answer))
+    for index, raw in enumerate(_list(trace.get("events"))):
+        event = _dict(raw)
+        seen = event.get("call")
+        key = "" if seen is None else str(seen)
+        label = f"{key} (not a call of the scenario)" if key else "(no call id)"
+        lane(key, label).events.append((index, event))
+    return list(lanes.values())
+
+
+def _aborting(scenario: Mapping[str, Any]) -> set[tuple[str, str]]:
+    """(stage, id) of the scripted callables that abort the caller's signal."""
+    out: set[tuple[str, str]] = set()
+
+    def aborts(steps: Any) -> bool:
+        return any(_dict(s).get("abort") for s in _list(steps))
+
+    for tool in _list(scenario.get("tools")):
+        tool = _dict(tool)
+        if aborts(tool.get("execute")):
+            out.add(("body", str(tool.get("name"))))
+        if aborts(tool.get("finalizeContent")):
+            out.add(("finalize", str(tool.get("name"))))
+    keys = {
+        "preExecute": "pre-execute",
+        "guards": "guard",
+        "wrappers": "wrapper",
+        "postExecute": "post-execute",
+        "observers": "result",
+    }
+    for key, stage in keys.items():
+        for listener in _list(scenario.get(key)):
+            listener = _dict(listener)
+            if aborts(listener.get("steps")):
+                out.add((stage, str(listener.get("id"))))
+    return out
+
+
+@dataclass
+class _Span:
+    stage: str
+    ident: str
+    start: int  # trace index
+    end: int | None  # trace index of its exit/throw/answer, None: never closed
+    depth: int
+    closer: str = ""
+
+
+def _layout(lane: _Lane) -> tuple[list[_Span], dict[int, int]]:
+    """Bars (enter..exit pairs) and each event's row (its depth) in one lane."""
+    spans: list[_Span] = []
+    stack: list[_Span] = []
+    rows: dict[int, int] = {}
+    for index, event in lane.events:
+        at, stage, ident = event.get("at"), str(event.get("stage")), str(event.get("id", ""))
+        if at in ("enter", "request"):
+            span = _Span(stage, ident, index, None, len(stack))
+            spans.append(span)
+            stack.append(span)
+            rows[index] = span.depth
+            continue
+        opener = None
+        if at in ("exit", "throw"):
+            opener = next(
+                (s for s in reversed(stack) if (s.stage, s.ident) == (stage, ident)), None
+            )
+        elif at == "answer":
+            opener = next((s for s in reversed(stack) if s.stage == stage), None)
+        if opener is not None:
+            opener.end, opener.closer = index, str(at)
+            stack.remove(opener)
+            rows[index] = opener.depth
+            continue
+        rows[index] = stack[-1].depth if stack else 0
+    return spans, rows
+
+
+_GLYPHS: Final = {"enter": "▸", "exit": "◂", "throw": "✕", "request": "?", "answer": "!"}
+
+
+def _event_text(index: int, event: Mapping[str, Any]) -> str:
+    """One line about an event (not escaped)."""
+    parts = [f"#{index}", str(event.get("stage")), repr(str(event.get("id", "")))]
+    if event.get("at"):
+        parts.append(str(event["at"]))
+    if "mutate" in event:
+        op = f" ({event['op']})" if event.get("op") else ""
+        refused = event.get("raised") is True
+        parts.append(
+            f"mutate {event['mutate']}{op}: {'refused (raised)' if refused else 'ACCEPTED'}"
+        )
+    if "what" in event:
+        parts.append(f"observed {event['what']} = {_short(event.get('observed'))}")
+    elif "observed" in event:
+        parts.append(f"observed {_short(event.get('observed'))}")
+    if "returned" in event:
+        parts.append(f"returned {_short(event.get('returned'))}")
+    for key in ("reason", "arguments", "keys", "barrier", "met", "aborted"):
+        if key in event:
+            parts.append(f"{key} {_short(event[key])}")
+    if event.get("tool") is not None:
+        parts.append(f"tool {event['tool']}")
+    if event.get("agent") is not None:
+        parts.append(f"agent {event['agent']}")
+    return " ".join(parts)
+
+
+def _answer_text(answer: Any) -> tuple[str, str]:
+    """(css class, text) of one action's answer (not escaped)."""
+    if answer is None:
+        return "missing", "no answer"
+    if not isinstance(answer, dict):
+        return "other", _short(answer)
+    if "raised" in answer and "result" not in answer:
+        return "raised", f"raised: {_short(answer['raised'])}"
+    if "interrupted" in answer:
+        return "interrupted", f"interrupted: {_short(answer['interrupted'])}"
+    if "mode" in answer:
+        return "ok", f"mode: {_short(answer['mode'])}"
+    result = answer.get("result", answer)
+    if isinstance(result, dict) and result.get("isError") is True:
+        error = _dict(result.get("error"))
+        code = _dict(error.get("info")).get("code")
+        return "error", f"isError, code {_short(code)}: {_short(error.get('message'))}"
+    if isinstance(result, dict) and "isError" in result:
+        return "ok", f"value: {_short(result.get('value', result.get('content')))}"
+    return "other", _short(answer)
+
+
+def _violations(
+    lane: _Lane, spans: list[_Span], targets: list[_Target]
+) -> tuple[dict[int, list[_Target]], dict[int, list[_Target]], list[_Target]]:
+    """(event index -> targets, span start -> targets, targets on the answer) for one lane."""
+    on_events: dict[int, list[_Target]] = {}
+    on_spans: dict[int, list[_Target]] = {}
+    on_answer: list[_Target] = []
+    for target in targets:
+        if target.call is not None and target.call != lane.key:
+            continue
+        hits = [
+            i for i, e in lane.events if (str(e.get("stage")), str(e.get("id", ""))) in target.named
+        ]
+        if not hits:
+            hits = [i for i, e in lane.events if e.get("stage") in target.stages]
+        for i in hits:
+            on_events.setdefault(i, []).append(target)
+        for span in spans:
+            if span.start in hits:
+                on_spans.setdefault(span.start, []).append(target)
+        if (target.answer or not hits) and lane.in_actions:
+            on_answer.append(target)
+    return on_events, on_spans, on_answer
+
+
+def _violation_attrs(targets: list[_Target]) -> tuple[str, str]:
+    """(extra class, data attributes) for an element some violated messages point at."""
+    if not targets:
+        return "", ""
+    rules = sorted({r for t in targets for r in t.rules})
+    title = "violated: " + " | ".join(dict.fromkeys(t.message for t in targets))
+    return " violation", f' data-violates="{_e(" ".join(rules))}" data-why="{_e(title)}"'
+
+
+def _timeline_html(path: str, case: Mapping[str, Any], targets_by_rule: list[_Target]) -> str:
+    scenario = _dict(case.get("scenario"))
+    trace = _dict(case.get("trace"))
+    lanes = _lanes(scenario, trace)
+    keys = [lane.key for lane in lanes]
+    targets = [
+        _target(next(iter(t.rules)), t.message, keys) for t in targets_by_rule
+    ]  # re-resolve the call against this trace's lanes
+    aborting = _aborting(scenario)
+    count = len(_list(trace.get("events")))
+    columns = f"grid-template-columns: var(--label) repeat({count}, var(--col)) var(--answer)"
+    out = [
+        f'<div class="timeline" data-case="{_e(path)}" data-events="{count}">',
+        f'<div class="lane ticks" style="{columns}"><div class="lane-label">call \\ event</div>',
+    ]
+    out += [f'<div style="grid-column: {i + 2}">{i}</div>' for i in range(count)]
+    out.append(f'<div style="grid-column: {count + 2}">answer</div></div>')
+    for lane in lanes:
+        spans, rows = _layout(lane)
+        on_events, on_spans, on_answer = _violations(lane, spans, targets)
+        depth = max([0, *rows.values(), *(s.depth for s in spans)]) + 1
+        out.append(f'<div class="lane" data-call="{_e(lane.key)}" style="{columns}">')
+        badge = ' <span class="badge abort">aborted on entry</span>' if lane.abort_before else ""
+        out.append(
+            f'<div class="lane-label" style="grid-row: 1 / {depth + 1}">'
+            f"<code>{_e(lane.label)}</code>{badge}</div>"
+        )
+        for span in spans:
+            end = span.end if span.end is not None else (lane.events[-1][0] if lane.events else 0)
+            extra, attrs = _violation_attrs(on_spans.get(span.start, []))
+            aborts = (span.stage, span.ident) in aborting
+            label = f"{span.stage} {span.ident}" + (" ⊘ aborts" if aborts else "")
+            closed = "" if span.end is not None else " open"
+            out.append(
+                f'<div class="span {_stage_class(span.stage)}{closed}{extra}" '
+                f'data-stage="{_e(span.stage)}" data-id="{_e(span.ident)}" '
+                f'data-closed-by="{_e(span.closer or "nothing")}"{attrs} '
+                f'style="grid-column: {span.start + 2} / {end + 3}; grid-row: {span.depth + 1}" '
+                f'title="{_e(label)}">{_e(label)}</div>'
+            )
+        for index, event in lane.events:
+            at = str(event.get("at") or "")
+            classes = ["event", _stage_class(event.get("stage"))]
+            if at:
+                classes.append(f"at-{_slug(at)}")
+            glyph = _GLYPHS.get(at, "•")
+            if "mutate" in event:
+                refused = event.get("raised") is True
+                classes += ["mutate", "refused" if refused else "accepted"]
+                glyph = "✎"
+            elif "what" in event or "observed" in event:
+                glyph = "◉"
+            extra, attrs = _violation_attrs(on_events.get(index, []))
+            mutate = f' data-mutate="{_e(event["mutate"])}"' if "mutate" in event else ""
+            raised = (
+                f' data-raised="{str(event.get("raised") is True).lower()}"'
+                if "mutate" in event
+                else ""
+            )
+            out.append(
+                f'<div class="{" ".join(classes)}{extra}" data-stage="{_e(event.get("stage"))}" '
+                f'data-index="{index}" data-at="{_e(at)}"{mutate}{raised}{attrs} '
+                f'style="grid-column: {index + 2}; grid-row: {rows.get(index, 0) + 1}" '
+                f'title="{_e(_event_text(index, event))}">{glyph}</div>'
+            )
+        answers = lane.answers or ([] if not lane.in_actions else [(-1, None)])
+        if answers:
+            extra, attrs = _violation_attrs(on_answer)
+            shown = []
+            for _, answer in answers:
+                kind, text = _answer_text(answer)
+                shown.append((kind, text))
+            kind = shown[-1][0]
+            text = " / ".join(t for _, t in shown)
+            out.append(
+                f'<div class="answer {_slug(kind)}{extra}" data-call="{_e(lane.key)}"{attrs} '
+                f'style="grid-column: {count + 2}; grid-row: 1 / {depth + 1}" '
+                f'title="{_e(text)}">{_e(text)}</div>'
+            )
+        out.append("</div>")
+    others = [
+        (i, a)
+        for i, a in enumerate(_list(scenario.get("actions")))
+        if not ({"call", "batch", "executionMode"} & set(_dict(a)))
+    ]
+    if others:
+        answers = _list(trace.get("actions"))
+        out.append('<ul class="actions">')
+        for i, action in others:
+            answer = answers[i] if i < len(answers) else None
+            out.append(
+                f'<li class="action" data-index="{i}"><code>{_e(_short(action))}</code> → '
+                f"<code>{_e(_short(answer))}</code></li>"
+            )
+        out.append("</ul>")
+    out.append('<details class="log"><summary>events in trace order</summary><ol start="0">')
+    for index, event in enumerate(_list(trace.get("events"))):
+        out.append(f"<li>{_e(_event_text(index, _dict(event)))}</li>")
+    out.append("</ol></details></div>")
+    return "\n".join(out)
+
+
+def _legend() -> str:
+    items = "".join(f'<span class="{_stage_class(s)}">{_e(s)}</span>' for s in STAGE_ORDER)
+    return (
+        f'<p class="legend">Stages in pipeline order: {items}<br>'
+        "▸ enter, ◂ exit, ✕ throw, ? approval request, ! approval answer, ◉ observation, "
+        "✎ mutation attempt (filled red: accepted; outlined: refused), "
+        "outlined red: what a violated message names.</p>"
+    )
+
+
+def _finding_html(
+    number: int,
+    finding: _Finding,
+    expected: Mapping[str, Any] | None,
+    files: CaseFiles,
+) -> list[str]:
+    ids = [str(r.get("id")) for r in finding.rules]
+    out = [
+        f'<section class="finding" id="finding-{number}" data-rules="{_e(" ".join(ids))}">',
+        f"<h3>Finding {number}: {_e(' + '.join(ids))}</h3>",
+    ]
+    scenario_ids = {
+        str(_dict(files.cases[p].get("scenario")).get("id"))
+        for p in finding.paths
+        if p in files.cases
+    }
+    if scenario_ids:
+        out.append(
+            "<p>Scenario: "
+            + ", ".join(f"<code>{_e(s)}</code>" for s in sorted(scenario_ids))
+            + "</p>"
+        )
+    out.append("<ul>")
+    for rule in finding.rules:
+        out.append(
+            f'<li><a href="#rule-{_slug(rule.get("id"))}">{_e(rule.get("id"))}</a> '
+            f"{_e(rule.get('title', ''))}: "
+            f'<span class="{_status_class(rule.get("status"))}">'
+            f"{_e(rule.get('status'))}</span></li>"
+        )
+    out.append("</ul>")
+    for rule in finding.rules:
+        out += _expectation_html(str(rule.get("id")), _expect_entry(rule, expected))
+    # the messages violated, per rule: the case's `required`, else the report's failures
+    targets: list[_Target] = []
+    out.append('<h4>Violated</h4><ul class="messages">')
+    for rule in finding.rules:
+        rid = str(rule.get("id"))
+        path = _primary_case(rule, _dict(expected))
+        case = files.cases.get(path) if path else None
+        failures = [_dict(f) for f in _list(rule.get("failures"))]
+        mine = [str(f.get("message")) for f in failures if path and f.get("counterexample") == path]
+        required = [str(m) for m in _list((case or {}).get("required"))]
+        for message in mine or required or [str(f.get("message")) for f in failures[:1]]:
+            out.append(f"<li>{_e(rid)}: {_e(message)}</li>")
+            targets.append(_Target({rid}, message, None, [], set(), False))
+        rest = len(failures) - len(mine)
+        if rest > 0:
+            out.append(
+                f"<li><details><summary>{_e(rid)}: {rest} more kept failure(s)</summary><ul>"
+            )
+            for f in failures:
+                if not (path and f.get("counterexample") == path):
+                    out.append(
+                        f"<li>{_e(f.get('kind'))} on <code>{_e(f.get('scenario'))}</code>: "
+                        f"{_e(f.get('message'))}</li>"
+                    )
+            out.append("</ul></details></li>")
+    out.append("</ul>")
+    shown: set[str] = set()
+    for path in finding.paths:
+        link = files.links.get(path)
+        name = f'<a href="{_e(link)}">{_e(path)}</a>' if link else f"<code>{_e(path)}</code>"
+        case = files.cases.get(path)
+        if case is None:
+            why = files.missing.get(path, "not loaded")
+            out.append(f'<p class="note">Counterexample {name}: {_e(why)}; no timeline.</p>')
+            continue
+        trace = case.get("trace")
+        if not isinstance(trace, dict):
+            why = case.get("traceOmitted") or "the case holds no trace"
+            out.append(f'<p class="note">Counterexample {name}: {_e(why)}.</p>')
+            continue
+        digest = _short(trace, limit=10**9)
+        if digest in shown:
+            out.append(
+                f'<p class="same-trace" data-case="{_e(path)}">'
+                f"Counterexample {name}: the same trace as above.</p>"
+            )
+            continue
+        shown.add(digest)
+        description = _dict(case.get("scenario")).get("description")
+        out.append(f"<h4>Counterexample {name}</h4>")
+        if description:
+            out.append(f'<p class="description">{_e(description)}</p>')
+        out.append(_timeline_html(path, case, targets))
+    if not finding.paths:
+        out.append('<p class="note">No counterexample was saved for this finding.</p>')
+    out.append("</section>")
+    return out
+
+
+# --------------------------------------------------------------------- report
+
+
+def _rules_of(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [_dict(r) for r in _list(document.get("rules"))]
+
+
+def _failing(status: object, profile: str) -> bool:
+    try:
+        return Status(str(status)).fails_run(profile)
+    except ValueError:
+        return True  # a status the kit does not know: never hide it
+
+
+def report_html(
+    document: dict[str, Any],
+    expect: dict[str, Any] | None,
+    cases: Mapping[str, dict[str, Any]],
+    *,
+    links: Mapping[str, str] | None = None,
+    missing: Mapping[str, str] | None = None,
+) -> str:
+    """The report page. ``document`` is a ``report.json``; ``expect`` an expect file's
+    document (None: the report's own ``expected`` blocks); ``cases`` the counterexamples by
+    the path the report (or expect file) writes; ``links`` their hrefs from the page.
+    """
+    files = CaseFiles(dict(cases), dict(links or {}), dict(missing or {}))
+    impl = _dict(document.get("implementation"))
+    profile = str(document.get("profile", ""))
+    rules = _rules_of(document)
+    expected = _dict(expect.get("expected")) if expect is not None else None
+    for path in _referenced(document, expected or {}):
+        if path not in files.cases and path not in files.missing:
+            files.missing[path] = "not found"
+
+    title = f"Conformance report: {impl.get('name', '?')} {impl.get('version', '?')}"
+    known = sum(r.get("status") == Status.EXPECTED_FAIL for r in rules)
+    conformant = document.get("conformant") is True
+    verdict = "CONFORMANT" if conformant else "NOT CONFORMANT"
+    if conformant and known:
+        verdict = f"NOT CONFORMANT, exactly as expected ({known} known failures)"
+    if document.get("incomplete") is True:
+        verdict = "INCOMPLETE: interrupted before every rule ran"
+    body = [f"<header><h1>{_e(title)}</h1>", '<table class="meta">']
+    capabilities = ", ".join(str(c) for c in sorted(map(str, _list(impl.get("capabilities")))))
+    rows = [
+        ("implementation", f"{impl.get('name', '?')} {impl.get('version', '?')}"),
+        ("language", impl.get("language", "?")),
+        ("profile", profile),
+        ("seed", "none" if document.get("seed") is None else document.get("seed")),
+        (
+            "scenarios run",
+            f"{document.get('scenarios', 0)} in {document.get('durationSeconds', 0)} s",
+        ),
+        ("capabilities", capabilities or "none"),
+    ]
+    rows += [(f"missing {c}", why) for c, why in sorted(_dict(impl.get("missing")).items())]
+    if document.get("expectFile"):
+        rows.append(("expectations", document["expectFile"]))
+    kit = _dict(document.get("kit"))
+    if kit:
+        rows.append(("kit", f"{kit.get('name', '')} {kit.get('version', '')}"))
+    body += [f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows]
+    ok = "ok" if conformant else "bad"
+    body.append(
+        f'<tr><th>result</th><td><span class="verdict {ok}" data-conformant="'
+        f'{str(conformant).lower()}">{_e(verdict)}</span></td></tr>'
+    )
+    body.append("</table></header>")
+
+    body += ["<h2>Summary</h2>", '<table class="groups"><tr><th>group</th>']
+    body.append(
+        '<th class="num">pass</th><th class="num">failing</th><th class="num">other</th></tr>'
+    )
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for rule in rules:
+        groups.setdefault(str(rule.get("group", "")), []).append(rule)
+    for group, members in groups.items():
+        passed = sum(r.get("status") == Status.PASS for r in members)
+        failing = sum(_failing(r.get("status"), profile) for r in members)
+        other = len(members) - passed - failing
+        body.append(
+            f'<tr data-group="{_e(group)}"><td>{_e(group)}</td><td class="num">{passed}</td>'
+            f'<td class="num">{failing}</td><td class="num">{other}</td></tr>'
+        )
+    body.append("</table>")
+
+    findings = _findings(rules, expected if expected is not None else {}, files.cases)
+    body += ["<h2>Findings</h2>"]
+    if findings:
+        broken = sum(len(f.rules) for f in findings)
+        body.append(
+            f"<p>{len(findings)} root cause(s) behind {broken} failing rule(s): rules whose "
+            "counterexample is the same scenario are one finding.</p>"
+        )
+        body.append(_legend())
+    else:
+        body.append("<p>No failing rule.</p>")
+    for number, finding in enumerate(findings, 1):
+        body += _finding_html(number, finding, expected, files)
+    if files.missing:
+        body.append('<p class="note missing">Counterexample files not shown: ')
+        body.append(", ".join(f"<code>{_e(p)}</code> ({_e(w)})" for p, w in files.missing.items()))
+        body.append("</p>")
+
+    finding_of = {str(r.get("id")): n for n, f in enumerate(findings, 1) for r in f.rules}
+    body += [
+        "<h2>Rules</h2>",
+        '<p><label><input type="checkbox" id="only-failing"> only rules with a problem</label></p>',
+        '<table class="rules"><tr><th>rule</th><th>title</th><th>status</th>',
+        '<th class="num">checks</th><th>note</th></tr>',
+    ]
+    for rule in rules:
+        rid, status = str(rule.get("id")), rule.get("status")
+        failures = [_dict(f) for f in _list(rule.get("failures"))]
+        note = rule.get("reason") or (failures[0].get("message") if failures else "") or ""
+        problem = _failing(status, profile) or str(status) in _FINDING_STATUSES
+        where = (
+            f' <a href="#finding-{finding_of[rid]}">finding {finding_of[rid]}</a>'
+            if rid in finding_of
+            else ""
+        )
+        body.append(
+            f'<tr class="rule" id="rule-{_slug(rid)}" data-rule="{_e(rid)}" '
+            f'data-status="{_e(status)}" data-failing="{str(problem).lower()}">'
+            f"<td>{_e(rid)}</td><td>{_e(rule.get('title', ''))}</td>"
+            f'<td class="{_status_class(status)}">{_e(status)}</td>'
+            f'<td class="num">{_e(rule.get("checks", 0))}</td><td>{_e(note)}{where}</td></tr>'
+        )
+    body.append("</table>")
+    notes = [str(n) for n in _list(document.get("notes"))]
+    if notes:
+        body += ["<h2>Notes</h2>", "<ul>", *(f"<li>{_e(n)}</li>" for n in notes), "</ul>"]
+    body.append("<h2>Kit errors</h2>")
+    kit_errors = [str(k) for k in _list(document.get("kitErrors"))]
+    if kit_errors:
+        body.append("<p>Bugs in the kit itself, not in the implementation:</p><ul>")
+        body += [f"<li>{_e(k)}</li>" for k in kit_errors]
+        body.append("</ul>")
+    else:
+        body.append("<p>None.</p>")
+    if any(p in files.cases for f in findings for p in f.paths):
+        body.append(
+            "<p>Replay a counterexample with "
+            "<code>toolreg-conformance replay PATH --adapter ADAPTER</code>.</p>"
+        )
+    return _page(title, body)
+
+
+# ----------------------------------------------------------------- comparison
+
+
+def _cell_html(cell: Cell | None, base: Path) -> str:
+    if cell is None:
+        return '<td class="cell status-none" data-status="">—</td>'
+    text = _e(cell.text())
+    if cell.status in FAILING and cell.counterexample:
+        text = f'<a href="{_e(_href(cell.counterexample, base))}">{text}</a>'
+    title = f' title="{_e(cell.reason)}"' if cell.reason else ""
+    status = f'class="cell {_status_class(cell.status)}" data-status="{_e(cell.status)}"'
+    return f"<td {status}{title}>{text}</td>"
+
+
+def comparison_html(comparison: Comparison, base: Path = Path(), title: str | None = None) -> str:
+    """The comparison page: the changes between releases first, then rules x reports.
+
+    Links (reports, counterexamples) are relative to ``base``, the page's directory.
+    """
+    heading = title or "Conformance comparison"
+    cols = comparison.columns
+    body = [f"<h1>{_e(heading)}</h1>", '<table class="columns"><tr><th></th>']
+    body.append("<th>implementation</th><th>version</th><th>profile</th>")
+    body.append('<th class="num">scenarios</th><th>report</th></tr>')
+    for i, col in enumerate(cols, 1):
+        pages = [col.source.parent / name for name in ("report.html", "README.md")]
+        target = next((page for page in pages if page.exists()), col.source)
+        body.append(
+            f"<tr><td>{i}</td><td>{_e(col.name)}</td><td>{_e(col.version)}</td>"
+            f'<td>{_e(col.profile)}</td><td class="num">{col.scenarios}</td>'
+            f'<td><a href="{_e(_href(target, base))}">{_e(target.name)}</a></td></tr>'
+        )
+    body.append("</table>")
+    if comparison.changes:
+        body.append('<h2>Changes between releases</h2><div class="changes">')
+        for before, after, found in comparison.changes:
+            body.append(f"<h3>{_e(before.label)} → {_e(after.label)}</h3>")
+            if not found:
+                body.append("<p>No rule changed its verdict.</p>")
+                continue
+            body.append("<ul>")
+            for kind in KIND_ORDER:
+                these = [c for c in found if c.kind == kind]
+                if not these:
+                    continue
+                body.append(
+                    f'<li class="kind-{_slug(kind)}"><strong>{_e(KIND_TEXT[kind])}</strong><ul>'
+                )
+                for c in these:
+                    was = c.before.text() if c.before else "not judged"
+                    now = c.after.text() if c.after else "not judged"
+                    note = ""
+                    if c.after and c.after.status in NOT_RUN and c.after.reason:
+                        note = f" — now: {c.after.reason}"
+                    elif c.after is None:
+                        note = " — not selected by the later run"
+                    elif c.before and c.before.status in NOT_RUN and c.before.reason:
+                        note = f" — before: {c.before.reason}"
+                    body.append(
+                        f'<li class="change" data-rule="{_e(c.rule)}" data-kind="{_e(c.kind)}">'
+                        f"{_e(c.rule)}: {_e(was)} → {_e(now)}{_e(note)}</li>"
+                    )
+                body.append("</ul></li>")
+            body.append("</ul>")
+        body.append("</div>")
+    body += ["<h2>Rules × implementations</h2>", '<table class="matrix"><tr><th>rule</th>']
+    body += [f'<th title="{_e(col.label)}">{i}</th>' for i, col in enumerate(cols, 1)]
+    body.append("</tr>")
+    titles: dict[str, str] = {}
+    for col in cols:
+        titles.update(col.titles)
+    for rule in comparison.rules:
+        cells = "".join(_cell_html(col.cells.get(rule), base) for col in cols)
+        body.append(
+            f'<tr data-rule="{_e(rule)}"><td>{_e(rule)} {_e(titles.get(rule, ""))}</td>{cells}</tr>'
+        )
+    body.append("</table><p>— : the rule was not selected by that run.</p>")
+    missing = [(col, cap, why) for col in cols for cap, why in sorted(col.missing.items())]
+    if missing:
+        body.append("<h2>Missing capabilities</h2><ul>")
+        body += [
+            f"<li>{_e(col.label)}: <code>{_e(cap)}</code> — {_e(why)}</li>"
+            for col, cap, why in missing
+        ]
+        body.append("</ul>")
+    return _page(heading, body)
