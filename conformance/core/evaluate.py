@@ -71,7 +71,20 @@ class Evaluation:
         answer (the rules judge it); only a raise at the per-action deadline stays here.
         """
         actions = (self.trace or {}).get("actions", [])
-        said = [str(a["raised"]) for a in actions if a.get("raised")]
+        asked = self.scenario.get("actions", [])
+        said = []
+        for index, answer in enumerate(actions):
+            if not answer.get("raised"):
+                continue
+            action = asked[index] if index < len(asked) else {}
+            message = str(answer["raised"])
+            # a refusal by a raise, judged by its rule: a call made without a signal
+            # (CANCEL-1), a batch asked for a pool of fewer than one (CONC-2)
+            refusal = (action.get("call") or {}).get("withoutSignal") is True or (
+                "batch" in action and action.get("maxParallel", 1) < 1
+            )
+            if not (refusal and not is_action_timeout(message)):
+                said.append(message)
         if "raised" in self.closed_forms:
             return [r for r in said if is_action_timeout(r)]
         return said

@@ -293,7 +293,27 @@ class View:
 
     @cached_property
     def calls(self) -> list[CallView]:
-        """Model-direct calls in action order (batch members included)."""
+        """Model-direct calls in action order (batch members included). Requests the
+        registry must refuse outright are not among them, and one rule alone judges each:
+        a call made without a signal (CANCEL-1, :attr:`unsignalled`) and the members of a
+        batch asked for a pool of fewer than one (CONC-2)."""
+        actions = self.scenario.get("actions", [])
+
+        def refusable(call: CallView) -> bool:
+            action = actions[call.action_index] if call.action_index < len(actions) else {}
+            pool = action.get("maxParallel", 1) if call.batch else 1
+            return call.spec.get("withoutSignal") is True or (isinstance(pool, int) and pool < 1)
+
+        return [c for c in self.every_call if not refusable(c)]
+
+    @cached_property
+    def unsignalled(self) -> list[CallView]:
+        """Calls the caller made without a signal: CANCEL-1 alone judges them."""
+        return [c for c in self.every_call if c.spec.get("withoutSignal")]
+
+    @cached_property
+    def every_call(self) -> list[CallView]:
+        """Every call of the scenario, with or without a signal."""
         out: list[CallView] = []
         answers: Sequence[Mapping[str, Any]] = self.trace.get("actions", [])
         for index, action in enumerate(self.scenario.get("actions", [])):

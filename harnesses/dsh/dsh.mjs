@@ -20,6 +20,7 @@ import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import { TOOL_RUNTIME_SCHEDULER, ToolRuntime } from '@deepseek-ai/dsh-tools'
 
 import { attemptWrite, Binding, decode, jsonable, runProgram, ScriptError, Session } from '@toolreg/interpreter'
+import { Inexpressible } from '@toolreg/interpreter/stdio'
 
 import { ROOT } from './upstream.mjs'
 
@@ -310,23 +311,31 @@ export async function runScenario(scenario) {
     const specs = new Map()
     for (const tool of scenario.tools ?? []) specs.set(tool.key ?? tool.name, tool)
     const disposers = new Map()
+    const spent = new Map() // the disposer each key ran last (a `dispose` action with `again`)
+    const definitions = new Map() // a re-registration registers the same definition object
     const registrations = []
 
     const register = (key) => {
       const spec = specs.get(key)
       if (spec === undefined) throw new ScriptError(`no scenario tool with key ${JSON.stringify(key)}`)
       try {
-        disposers.set(key, contextFor(spec.scope).tools.register(buildDefinition(session, spec)))
+        if (!definitions.has(key)) definitions.set(key, buildDefinition(session, spec))
+        disposers.set(key, contextFor(spec.scope).tools.register(definitions.get(key)))
       } catch (e) {
         if (e instanceof ScriptError) throw e
         return { key, ok: false, error: describeError(e) }
       }
       return { key, ok: true }
     }
-    const dispose = (key) => {
+    const dispose = (key, again = false) => {
+      if (again) {
+        spent.get(key)?.()
+        return
+      }
       const disposer = disposers.get(key)
       if (disposer !== undefined) {
         disposers.delete(key)
+        spent.set(key, disposer)
         disposer()
       }
     }
@@ -366,7 +375,7 @@ export async function runScenario(scenario) {
         callId: call.callId,
         name: call.name,
         arguments: args,
-        signal: controller.signal,
+        ...(call.withoutSignal ? {} : { signal: controller.signal }),
         ...(agent !== undefined ? { agent } : {}),
       })
     }
@@ -410,7 +419,13 @@ export async function runActions(scenario, { execute, batch, schemas, executionM
         const result = await withinActionDeadline(Promise.resolve().then(() => execute(action.call)))
         answers.push({ result: resultJson(result) })
       } else if ('batch' in action) {
-        const pending = Promise.resolve().then(() => batch(action.batch, action.maxParallel ?? 4))
+        const pool = action.maxParallel ?? 4
+        if (!(pool >= 1)) {
+          // The batch driver is this harness's port of dsh-agent-loop's (dsh-tools has none),
+          // whose pool size comes from its own configuration: a refusal here would be ours.
+          throw new Inexpressible(`a batch with maxParallel ${pool}: dsh-tools has no batch driver of its own`)
+        }
+        const pending = Promise.resolve().then(() => batch(action.batch, pool))
         const results = await withinActionDeadline(pending)
         answers.push({ results: results.map(resultJson) })
       } else if ('schemas' in action) {
@@ -428,11 +443,11 @@ export async function runActions(scenario, { execute, batch, schemas, executionM
         const { key, ...outcome } = register(action.register)
         answers.push(outcome)
       } else if ('dispose' in action) {
-        dispose(action.dispose)
+        dispose(action.dispose, action.again === true)
         answers.push({})
       }
     } catch (e) {
-      if (e instanceof ScriptError) throw e
+      if (e instanceof ScriptError || e instanceof Inexpressible) throw e
       if (e instanceof DeadlineExceeded) {
         answers.push({ raised: `deadline of ${ACTION_DEADLINE_MS / 1000} s exceeded` })
       } else {

@@ -24,4 +24,4 @@ if (upstream.PINNED) {
   register('./pin-upstream.mjs', import.meta.url, { data: upstream.HOOK_DATA })
 }
 
-await serve(() => import('./dsh.mjs'))
+await serve(() => import('./dsh.mjs'), { cannotExpress: 'dsh-tools cannot express this' })

@@ -183,21 +183,28 @@ class ReferenceAdapter:
             registry.approval = session.approval(scenario["approval"])
         specs = {t.get("key", t["name"]): t for t in scenario.get("tools", [])}
         disposers: dict[str, Callable[[], None]] = {}
+        spent: dict[str, Callable[[], None]] = {}  # the disposer each key ran last
+        definitions: dict[str, Any] = {}  # a re-registration registers the same object
         registrations: list[dict[str, Any]] = []
 
         def register(key: str) -> dict[str, Any]:
             spec = specs[key]
+            if key not in definitions:
+                definitions[key] = build_definition(session, spec)
+            definition = definitions[key]
             try:
-                disposers[key] = registry.register(
-                    build_definition(session, spec), spec.get("scope")
-                )
+                disposers[key] = registry.register(definition, spec.get("scope"))
             except Exception as e:
                 return {"key": key, "ok": False, "error": f"{type(e).__name__}: {e}"}
             return {"key": key, "ok": True}
 
-        def dispose(key: str) -> None:
-            if key in disposers:
-                disposers.pop(key)()
+        def dispose(key: str, again: bool = False) -> None:
+            if again:
+                if key in spent:
+                    spent[key]()
+            elif key in disposers:
+                spent[key] = disposers.pop(key)
+                spent[key]()
 
         session.register_hook = lambda key: registrations.append(register(key))
         session.dispose_hook = dispose
@@ -223,13 +230,15 @@ class ReferenceAdapter:
 
         def call_input(call: Mapping[str, Any]) -> ToolExecutionInput:
             controller, arguments = session.caller(call)
+            # a caller that forgot the signal (CANCEL-1): the input type refuses it
+            signal: Any = None if call.get("withoutSignal") else controller.signal
             return session.track_caller(
                 call["callId"],
                 ToolExecutionInput(
                     call_id=call["callId"],
                     name=call["name"],
                     arguments=arguments,
-                    signal=controller.signal,
+                    signal=signal,
                     agent=call.get("agent"),
                 ),
             )
@@ -293,7 +302,7 @@ async def run_actions(
     schemas: Callable[[str | None], list[dict[str, Any]]],
     execution_mode: Callable[[Mapping[str, Any]], str],
     register: Callable[[str], dict[str, Any]],
-    dispose: Callable[[str], None],
+    dispose: Callable[[str, bool], None],
     result_json: Callable[[Any], Any],
 ) -> list[dict[str, Any]]:
     """Run a scenario's actions in order; one answer per action (shared by Python adapters)."""
@@ -322,7 +331,7 @@ async def run_actions(
                 outcome = register(action["register"])
                 answers.append({k: v for k, v in outcome.items() if k != "key"})
             elif "dispose" in action:
-                dispose(action["dispose"])
+                dispose(action["dispose"], bool(action.get("again")))
                 answers.append({})
         except TimeoutError:
             answers.append({"raised": f"deadline of {ACTION_DEADLINE_S:g} s exceeded"})

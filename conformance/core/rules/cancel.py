@@ -53,6 +53,16 @@ def _abort_flags(steps: Sequence[Mapping[str, Any]]) -> list[bool | None]:
 def CANCEL_1(view: View) -> Iterator[Verdict]:
     """Stages and the body see the caller's signal: it shows the caller's abort, and nothing else
     aborts it."""
+    for call in view.unsignalled:  # a caller that forgot the signal: refused, untouched
+        refused = call.is_error or (call.result is None and call.raised_instead() is not None)
+        stages = sorted({str(e.get("stage")) for e in call.events if e.get("at") == "enter"})
+        yield require(
+            refused and not stages,
+            call.id,
+            "a call without a signal must be refused before any stage (an error or a raise), "
+            f"but it {'was not refused' if not refused else 'was refused'}"
+            + (f" after reaching {stages}" if stages else ""),
+        )
     quiet = not may_abort(view.scenario, deadline=True)
     for call in view.calls:
         if not call.returned or call.spec.get("abortBefore"):
@@ -351,12 +361,11 @@ def _signal_scenarios(draw: st.DrawFn) -> s.Scenario:
         steps = extra[key][0]["steps"]
         extra[key][0]["steps"] = [{"abort": True}, *steps]
     tool = s.tool("t", body, finalizeContent=finalizer)
-    return s.scenario(
-        "generated/CANCEL-1",
-        [tool],
-        [{"call": s.call("c0", "t", {}, agent=draw(s.AGENTS))}],
-        **extra,
-    )
+    actions: list[dict[str, Any]] = [{"call": s.call("c0", "t", {}, agent=draw(s.AGENTS))}]
+    if draw(st.integers(0, 3)) == 0:  # a caller that forgets the signal, before or after
+        forgetful = {**s.call("c-nosignal", "t", {}, agent=draw(s.AGENTS)), "withoutSignal": True}
+        actions.insert(draw(st.integers(0, 1)), {"call": forgetful})
+    return s.scenario("generated/CANCEL-1", [tool], actions, **extra)
 
 
 @st.composite

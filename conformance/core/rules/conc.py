@@ -13,6 +13,7 @@ from conformance.core.model import CallView, View
 from conformance.core.rules import focus
 from conformance.core.rules._base import Verdict, require, rule, untested
 from conformance.core.rules._facts import args_valid, arguments_of, event_index, first_terminal
+from conformance.vocab import is_action_timeout
 
 
 def _static_before(view: View, index: int) -> bool:
@@ -96,6 +97,9 @@ def CONC_2(view: View) -> Iterator[Verdict]:
     if not view.lifecycle_static:
         return
     for index, action, answer in view.answers("batch"):
+        if action.get("maxParallel", 1) < 1:
+            yield _refused_pool(view, index, action, answer)
+            continue
         results = answer.get("results")
         if not isinstance(results, list):
             continue
@@ -244,11 +248,39 @@ def _mode_scenarios(draw: st.DrawFn) -> s.Scenario:
     return s.scenario("generated/CONC-1", [tool], actions, **extra)
 
 
+def _refused_pool(
+    view: View, index: int, action: Mapping[str, Any], answer: Mapping[str, Any]
+) -> Verdict:
+    """A batch asked for a pool of fewer than one: refused before any call of it ran."""
+    members = [c for c in view.every_call if c.action_index == index]
+    results = answer.get("results")
+    raised = answer.get("raised")
+    refused = (isinstance(raised, str) and not is_action_timeout(raised)) or (
+        isinstance(results, list)
+        and len(results) == len(members)
+        and all(isinstance(r, Mapping) and r.get("isError") is True for r in results)
+    )
+    reached = sorted({c.id for c in members if any(e.get("at") == "enter" for e in c.events)})
+    if refused:
+        got = "a refusal"
+    elif isinstance(raised, str):
+        got = f"no answer in time ({raised})"
+    else:
+        got = "no refusal"
+    return require(
+        refused and not reached,
+        f"batch [action {index}]",
+        f"a batch with maxParallel {action.get('maxParallel')} must be refused before any call "
+        f"of it runs (an error raised, or an error result for every call); got {got}"
+        + (f", and {reached} reached a stage" if reached else ""),
+    )
+
+
 @st.composite
 def _batch_scenarios(draw: st.DrawFn) -> s.Scenario:
     before, size, after = draw(st.integers(0, 2)), draw(st.integers(1, 3)), draw(st.integers(0, 2))
     limit = draw(st.integers(1, 4))
-    parties = min(size, limit)
+    parties = max(1, min(size, limit))
     barrier = {"barrier": {"name": "group", "parties": parties}}
     safe = s.tool(
         "safe",
@@ -269,6 +301,8 @@ def _batch_scenarios(draw: st.DrawFn) -> s.Scenario:
     group = draw(st.lists(st.sampled_from(["safe", "quick"]), min_size=size, max_size=size))
     names = ["serial"] * before + group + ["serial"] * after
     batch = [s.call(f"c{i}", name, {"path": str(i)}) for i, name in enumerate(names)]
+    if draw(st.integers(0, 7)) == 0:
+        limit = 0  # a pool of zero: the driver must refuse the batch
     return s.scenario(
         "generated/CONC-2",
         [safe, quick, serial],

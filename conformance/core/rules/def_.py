@@ -395,8 +395,8 @@ def walk(view: View) -> Walk | None:
             out.registrations.append((registration, dict(active)))
             if ok and key not in active:
                 active[key] = specs[key]
-        elif "dispose" in action and action["dispose"] in active:
-            disposed.add(str(active.pop(action["dispose"])["name"]))
+        elif "dispose" in action and not action.get("again") and action["dispose"] in active:
+            disposed.add(str(active.pop(action["dispose"])["name"]))  # (again: a no-op)
     return out
 
 
@@ -789,6 +789,12 @@ def _dispose_scenarios(draw: st.DrawFn) -> s.Scenario:
             {"call": s.call("c3", name, {}, agent=agent)},
             {"schemas": scope},
         ]
+        if draw(st.booleans()):  # the spent disposer again: it must not remove the new one
+            actions += [
+                {"dispose": victim, "again": True},
+                {"call": s.call("c4", name, {}, agent=agent)},
+                {"schemas": scope},
+            ]
     return s.scenario("generated/DEF-6", tools, actions)
 
 

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 from conformance.adapters.reference.mutants._base import mutant
+from conformance.core.adapter import AdapterInfo
 from reference import AbortController, ErrorCode, Registry, ToolExecutionInput, ToolResult
 from reference.registry import Prepared, _code_failure
 
@@ -21,6 +24,54 @@ class OwnSignal(Registry):
     async def prepare(self, call: ToolExecutionInput) -> Prepared:
         own = AbortController().signal
         return await super().prepare(dataclasses.replace(call, signal=own))  # the bug
+
+
+class _LenientSignalAdapter:
+    """The reference, with ``ToolExecutionInput`` no longer refusing a missing signal and a
+    registry that fills one in (see :func:`_defaulted_signal`)."""
+
+    def __init__(self) -> None:
+        from conformance.adapters.reference import ReferenceAdapter
+
+        self._inner = ReferenceAdapter(
+            lambda s: DefaultsTheSignal(mode=s.get("registry", {}).get("mode", "native")),
+            name="cancel.defaulted-signal",
+        )
+
+    def describe(self) -> AdapterInfo:
+        return self._inner.describe()
+
+    def run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
+        checked = ToolExecutionInput.__post_init__
+        ToolExecutionInput.__post_init__ = lambda self: None  # type: ignore[method-assign]
+        try:
+            return self._inner.run(scenario)
+        finally:
+            ToolExecutionInput.__post_init__ = checked  # type: ignore[method-assign]
+
+
+class DefaultsTheSignal(Registry):
+    """The other half of the bug: a call that came without a signal gets a fresh one."""
+
+    async def prepare(self, call: ToolExecutionInput) -> Prepared:
+        signal: Any = call.signal
+        if signal is None:
+            call = dataclasses.replace(call, signal=AbortController().signal)  # the bug
+        return await super().prepare(call)
+
+
+def _defaulted_signal() -> _LenientSignalAdapter:
+    """Tempting: "Be liberal in what you accept": a caller that forgot the signal gets a
+    fresh one instead of a refusal, so the call runs and nobody can ever cancel it."""
+    return _LenientSignalAdapter()
+
+
+mutant(
+    "CANCEL-1",
+    "a call without a signal gets a fresh one and runs, uncancellable",
+    replaces="adapter",
+    name="defaulted-signal",
+)(_defaulted_signal)
 
 
 @mutant("CANCEL-2", "the signal is never checked before dispatch: policy runs for cancelled calls")

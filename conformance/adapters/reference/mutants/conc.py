@@ -10,7 +10,15 @@ import asyncio
 from collections.abc import Sequence
 
 from conformance.adapters.reference.mutants._base import mutant
-from reference import NotLosslessJSON, Registry, ToolExecutionInput, ToolResult, materialize, thaw
+from reference import (
+    NotLosslessJSON,
+    Registry,
+    ToolExecutionInput,
+    ToolResult,
+    materialize,
+    run_batch,
+    thaw,
+)
 from reference.registry import ExecutionMode, Prepared
 
 
@@ -95,12 +103,31 @@ def _groups(
     return groups
 
 
+def _pool_size(max_parallel: int) -> None:
+    if max_parallel < 1:
+        raise ValueError("max_parallel must be at least 1")
+
+
+@mutant(
+    "CONC-2",
+    "a pool size of 0 means no limit: the batch runs instead of being refused",
+    replaces="batch",
+)
+async def zero_means_unbounded(
+    registry: Registry, calls: Sequence[ToolExecutionInput], *, max_parallel: int = 4
+) -> list[ToolResult]:
+    """The common idiom ``limit or len(calls)``: a caller asking for a pool of zero (a
+    configuration slip) gets an unbounded pool, and every call runs."""
+    return await run_batch(registry, calls, max_parallel=max_parallel or max(1, len(calls)))
+
+
 @mutant("CONC-2", "results come back in completion order, not model order", replaces="batch")
 async def completion_order(
     registry: Registry, calls: Sequence[ToolExecutionInput], *, max_parallel: int = 4
 ) -> list[ToolResult]:
     """Policy in model order, bodies in a bounded pool -- and each call completed and reported
     as soon as its body is done, so results no longer line up with the model's calls."""
+    _pool_size(max_parallel)  # refused as the reference refuses it: not this mutant's bug
     slots = asyncio.Semaphore(max_parallel)
 
     async def finish(run: Prepared) -> ToolResult:
@@ -128,6 +155,7 @@ async def parallel_pipelines(
     """Each parallel call's ``execute`` is a task of its own, in a bounded pool: pre-execute
     listeners, approval prompts and guards of the group interleave instead of keeping model
     order."""
+    _pool_size(max_parallel)  # refused as the reference refuses it: not this mutant's bug
     slots = asyncio.Semaphore(max_parallel)
 
     async def bounded(call: ToolExecutionInput) -> ToolResult:

@@ -187,6 +187,25 @@ class ShadowForEveryone(Registry):
         return view
 
 
+@mutant("DEF-6", "a disposer removes whatever registration compares equal to its own")
+class EqualityDisposer(Registry):
+    """The disposer checks equality, not identity: run again after the same definition was
+    registered anew (a plugin reloaded), the spent disposer removes the new registration."""
+
+    def register(
+        self, definition: Mapping[str, Any], scope: str | None = None
+    ) -> Callable[[], None]:
+        super().register(definition, scope)
+        layer = self._global if scope is None else self._scoped[scope]
+        tool = layer[definition["name"]]
+
+        def dispose() -> None:
+            if layer.get(tool.name) == tool:  # the bug: == where the registry says `is`
+                del layer[tool.name]
+
+        return dispose
+
+
 @mutant("DEF-6", "the disposer removes the name from the global layer, whatever its layer")
 class GlobalOnlyDisposer(Registry):
     """Disposal by name in the wrong place: an agent-scoped tool stays visible and callable

@@ -305,7 +305,9 @@ async def prepare_group_first(
     """A different but legal schedule (CONC-2): policy for every call of a parallel group runs
     first, in model order; then the bodies run in a pool bounded by ``max_parallel``; then
     the results complete in model order. Exclusive calls run alone, through the three
-    phases, as barriers."""
+    phases, as barriers. A pool of fewer than one is refused up front, worded its own way."""
+    if max_parallel <= 0:
+        raise RuntimeError(f"refusing a pool of {max_parallel}")
     modes = [registry.execution_mode(call) for call in calls]
     slots = asyncio.Semaphore(max_parallel)
 
