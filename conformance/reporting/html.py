@@ -11,7 +11,8 @@ What the report page shows, top to bottom:
   its status (a checkbox, in a little inline script, hides the passing ones);
 * the findings, **grouped by root cause**: the failing rules whose counterexample is the
   same scenario (the same scenario content, hence the same ``scenario.id``, or the same
-  counterexample file) are one finding that lists every rule it breaks. A finding shows
+  counterexample file), or whose written finding quotes the same evidence (the same
+  line of the same source), are one finding that lists every rule it breaks. A finding shows
   what the expectations say (requires / does / assessment / evidence), from the expect
   file when one is given, else from the report's own ``expected`` blocks, and the messages
   the counterexample violated (its ``required``);
@@ -295,20 +296,45 @@ def _findings(
     expected: Mapping[str, Any],
     cases: Mapping[str, Mapping[str, Any]],
 ) -> list[_Finding]:
-    """Failing rules grouped by root cause: the same scenario (or file) is one finding."""
-    out: dict[str, _Finding] = {}
-    for rule in rules:
-        if str(rule.get("status")) not in _FINDING_STATUSES:
-            continue
+    """Failing rules grouped by root cause: rules whose counterexample is the same scenario
+    (or file), or whose written finding quotes the same evidence (the same line of the
+    same source), are one finding. Groups are the connected parts of "shares a key"."""
+    failing = [r for r in rules if str(r.get("status")) in _FINDING_STATUSES]
+    paths: list[str | None] = []
+    keys: list[set[str]] = []
+    for rule in failing:
         path = _primary_case(rule, expected)
-        if path is not None and path in cases:
-            key = _scenario_key(cases[path])
-        elif path is not None:
-            key = f"file:{path}"
-        else:
-            key = f"rule:{rule.get('id')}"
-        finding = out.setdefault(key, _Finding(key))
+        paths.append(path)
+        mine = {f"rule:{rule.get('id')}"}
+        if path is not None:
+            mine.add(_scenario_key(cases[path]) if path in cases else f"file:{path}")
+        entry = _dict(expected.get(str(rule.get("id")))) or _dict(rule.get("expected"))
+        evidence = _dict(entry.get("evidence"))
+        if evidence.get("quote") and evidence.get("source"):
+            mine.add(f"evidence:{evidence['source']}|{evidence['quote']}")
+        keys.append(mine)
+    # union-find over the rules, joined by any key they share
+    parent = list(range(len(failing)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[str, int] = {}
+    for i, mine in enumerate(keys):
+        for key in sorted(mine):
+            if key in first:
+                parent[root(i)] = root(first[key])
+            else:
+                first[key] = i
+    out: dict[int, _Finding] = {}
+    for i, rule in enumerate(failing):
+        group = root(i)
+        finding = out.setdefault(group, _Finding(min(keys[group])))
         finding.rules.append(dict(rule))
+        path = paths[i]
         if path is not None and path not in finding.paths:
             finding.paths.append(path)
     return list(out.values())
@@ -888,7 +914,8 @@ def report_html(
         broken = sum(len(f.rules) for f in findings)
         body.append(
             f"<p>{len(findings)} root cause(s) behind {broken} failing rule(s): rules whose "
-            "counterexample is the same scenario are one finding.</p>"
+            "counterexample is the same scenario, or whose written finding quotes the same "
+            "evidence, are one finding.</p>"
         )
         body.append(_legend())
     else:
