@@ -174,8 +174,8 @@ class RunProgress:
     * ``off`` (``-q``, or not a terminal without ``--progress``: CI logs, pipes): nothing.
 
     Call it with a unit's label (the ``progress`` callback of
-    :func:`~conformance.core.runner.run_suite`), hand :meth:`tick` the counts (run_suite
-    finds it on its own), :meth:`note` a line of the command's own; use it as a
+    :func:`~conformance.core.runner.run_suite`), hand :meth:`tick` to it as ``tick=``
+    for the counts, :meth:`note` a line of the command's own; use it as a
     context manager so that the live line ends however the run does.
     """
 

@@ -484,13 +484,14 @@ def _publish(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     adapter = _load_adapter(args)
     try:
         with RunProgress(err, quiet=args.quiet, lines=args.progress) as progress:
-            expectations, matches = publish(  # run_suite finds progress.tick on its own
+            expectations, matches = publish(
                 adapter,
                 args.dir,
                 spec=args.adapter,
                 profile=args.profile,
                 rules=args.rules,
                 progress=progress,
+                tick=progress.tick,
             )
     finally:
         close_adapter(adapter)

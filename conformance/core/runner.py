@@ -671,9 +671,6 @@ def run_suite(
     tally = Tally(rule_ids, adapter, report_dir)
     parallel = jobs > 1 and parallel_spec(adapter, adapter_spec)
     units = plan(rule_ids, FIXTURES_PER_UNIT if parallel else 1, tally.info.capabilities)
-    if tick is None:
-        told = getattr(progress, "tick", None)
-        tick = told if callable(told) else None
     done: set[int] = set()
     try:
         if parallel:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.core.adapter import Adapter
-from conformance.core.runner import RuleOutcome, run_suite
+from conformance.core.runner import RuleOutcome, Tick, run_suite
 from conformance.reporting.expectations import (
     Expectations,
     apply_expectations,
@@ -75,6 +75,7 @@ def publish(
     profile: str = "ci",
     rules: str | None = None,
     progress: Callable[[str], None] = lambda line: None,
+    tick: Callable[[Tick], None] | None = None,
 ) -> tuple[Expectations, bool]:
     """Run, then write report.json, cases/, expect.json and README.md into ``directory``.
 
@@ -94,7 +95,12 @@ def publish(
     previous = load_expectations(expect_path) if expect_path.exists() else None
     with tempfile.TemporaryDirectory() as scratch:
         result = run_suite(
-            adapter, profile=profile, rules=rules, report_dir=Path(scratch), progress=progress
+            adapter,
+            profile=profile,
+            rules=rules,
+            report_dir=Path(scratch),
+            progress=progress,
+            tick=tick,
         )
         cases = out / "cases"
         if cases.exists():

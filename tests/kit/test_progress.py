@@ -19,6 +19,7 @@ from conformance.adapters.reference import ReferenceAdapter
 from conformance.cli.common import RunProgress, status_text
 from conformance.cli.main import main
 from conformance.core.runner import Tick, run_suite
+from conformance.reporting.publish import publish
 from tests.kit.support import quiet
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,20 +57,19 @@ def test_a_sequential_run_ticks_once_at_the_start_and_after_every_unit() -> None
     assert all(t.rules_done == 0 for t in ticks[:-1])
 
 
-def test_a_progress_callback_with_a_tick_method_gets_the_counts() -> None:
-    """How ``publish`` (which passes only ``progress``) still feeds the live line."""
+def test_publish_hands_the_counts_to_its_tick(tmp_path: Path) -> None:
+    """How ``publish`` feeds the live line: it passes ``tick`` on to the run."""
     seen: list[Tick] = []
     labels: list[str] = []
-
-    class Printer:
-        def __call__(self, label: str) -> None:
-            labels.append(label)
-
-        def tick(self, tick: Tick) -> None:
-            seen.append(tick)
-
     with quiet():
-        run_suite(ReferenceAdapter(), profile="quick", rules="PRE-3", progress=Printer())
+        publish(
+            ReferenceAdapter(),
+            tmp_path / "published",
+            profile="quick",
+            rules="PRE-3",
+            progress=labels.append,
+            tick=seen.append,
+        )
     assert seen[-1].units_done == seen[-1].units_total == len(labels)
 
 
