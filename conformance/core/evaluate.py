@@ -21,7 +21,7 @@ from jsonschema.validators import Draft202012Validator
 import conformance.core.fixture_checks  # noqa: F401  (registers the expect-block checker)
 from conformance.core.adapter import Adapter, ImplementationFailure, ScenarioSkipped, trim
 from conformance.core.bounds import non_json
-from conformance.core.model import DEFAULT_CLOSED_FORMS, View
+from conformance.core.model import DEFAULT_CLOSED_FORMS, View, must_refuse
 from conformance.core.rules import CHECKERS, RULES, Verdict
 from conformance.core.scenario import SCHEMA_DIR, FixtureError, validate
 from conformance.vocab import Status, is_action_timeout
@@ -78,12 +78,8 @@ class Evaluation:
                 continue
             action = asked[index] if index < len(asked) else {}
             message = str(answer["raised"])
-            # a refusal by a raise, judged by its rule: a call made without a signal
-            # (CANCEL-1), a batch asked for a pool of fewer than one (CONC-2)
-            refusal = (action.get("call") or {}).get("withoutSignal") is True or (
-                "batch" in action and action.get("maxParallel", 1) < 1
-            )
-            if not (refusal and not is_action_timeout(message)):
+            # a request the registry must refuse may be refused by a raise (its rule judges it)
+            if not (must_refuse(action) and not is_action_timeout(message)):
                 said.append(message)
         if "raised" in self.closed_forms:
             return [r for r in said if is_action_timeout(r)]

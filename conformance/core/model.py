@@ -270,6 +270,18 @@ class CallView:
         return out
 
 
+def must_refuse(action: Mapping[str, Any], call: Mapping[str, Any] | None = None) -> bool:
+    """Must the registry refuse this action (or this call of it) outright? One rule alone
+    judges such a request: a call made without a signal (CANCEL-1), a batch asked for a
+    pool of fewer than one (CONC-2)."""
+    if call is not None and call.get("withoutSignal") is True:
+        return True
+    if "call" in action:
+        return action["call"].get("withoutSignal") is True
+    pool = action.get("maxParallel", 1)
+    return "batch" in action and isinstance(pool, int) and pool < 1
+
+
 class View:
     """A scenario and its trace, joined."""
 
@@ -298,13 +310,13 @@ class View:
         a call made without a signal (CANCEL-1, :attr:`unsignalled`) and the members of a
         batch asked for a pool of fewer than one (CONC-2)."""
         actions = self.scenario.get("actions", [])
-
-        def refusable(call: CallView) -> bool:
-            action = actions[call.action_index] if call.action_index < len(actions) else {}
-            pool = action.get("maxParallel", 1) if call.batch else 1
-            return call.spec.get("withoutSignal") is True or (isinstance(pool, int) and pool < 1)
-
-        return [c for c in self.every_call if not refusable(c)]
+        return [
+            c
+            for c in self.every_call
+            if not must_refuse(
+                actions[c.action_index] if c.action_index < len(actions) else {}, c.spec
+            )
+        ]
 
     @cached_property
     def unsignalled(self) -> list[CallView]:
