@@ -18,7 +18,7 @@ timing the spec leaves open.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.core.model import View
@@ -47,6 +47,9 @@ class Verdict:
     ok: bool
     subject: str  # what the premise was about: a call id, "schemas(main)", a registration key
     message: str = ""
+    #: Which of the rule's named clauses (``Rule.clauses``) this verdict judges; None: the
+    #: rule as a whole. A rule set or a contract may select a rule for some clauses only.
+    clause: str | None = None
 
 
 Check = Callable[[View], Iterator[Verdict]]
@@ -61,6 +64,9 @@ class Rule:
     title: str
     check: Check | None  # None: not black-box checkable (see ``untested``)
     untested: str | None = None  # why it cannot be checked black-box
+    #: The rule's named clauses (name -> what it requires), when its verdicts say which one
+    #: they judge (``Verdict.clause``); empty: the rule is one clause.
+    clauses: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def group(self) -> str:
@@ -71,15 +77,21 @@ RULES: dict[str, Rule] = {}
 CHECKERS: list[BlockCheck] = []
 
 
-def rule(rule_id: str, title: str) -> Callable[[Check], Check]:
-    """Register ``fn`` as the predicate of ``rule_id``. Its name must be the ID."""
+def rule(
+    rule_id: str, title: str, *, clauses: Mapping[str, str] | None = None
+) -> Callable[[Check], Check]:
+    """Register ``fn`` as the predicate of ``rule_id``. Its name must be the ID.
+
+    ``clauses`` names the parts of the rule its verdicts judge separately (each verdict's
+    ``clause`` is one of them), so a rule set or a contract can select some of them.
+    """
 
     def register(fn: Check) -> Check:
         if fn.__name__ != rule_id.replace("-", "_"):
             raise ValueError(f"predicate {fn.__name__} must be named {rule_id.replace('-', '_')}")
         if rule_id in RULES:
             raise ValueError(f"rule {rule_id} registered twice")
-        RULES[rule_id] = Rule(rule_id, title, fn)
+        RULES[rule_id] = Rule(rule_id, title, fn, clauses=dict(clauses or {}))
         return fn
 
     return register
