@@ -13,3 +13,4 @@ export {
   STEP_TABLE_URL,
 } from './interpreter.mjs'
 export { runProgram } from './program.mjs'
+export { modelEntry } from './wire.mjs'
