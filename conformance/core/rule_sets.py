@@ -16,7 +16,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-__all__ = ["EXCLUDED", "PORTABLE", "RULE_SETS", "STAGES_OF", "stages_of"]
+__all__ = [
+    "EXCLUDED",
+    "PORTABLE",
+    "PORTABLE_CLAUSES",
+    "RULE_SETS",
+    "STAGES_OF",
+    "Selection",
+    "stages_of",
+]
+
+#: A selection of rules: rule ID -> the clauses selected (``Rule.clauses`` names), or None
+#: for the whole rule. Only the selected clauses' verdicts count (a verdict judging the rule
+#: as a whole, ``clause=None``, always counts).
+Selection = Mapping[str, frozenset[str] | None]
 
 #: The framework-neutral rules, and the invariant each stands for.
 PORTABLE: Final[Mapping[str, str]] = {
@@ -84,8 +97,13 @@ EXCLUDED: Final[Mapping[str, str]] = {
     "SCOPE-2": "one visibility view across native and Code Mode",
 }
 
+#: Portable rules judged on some of their clauses only (the others encode one design).
+PORTABLE_CLAUSES: Final[Mapping[str, frozenset[str]]] = {}
+
 #: ``--rules NAME`` selects a named set.
-RULE_SETS: Final[Mapping[str, tuple[str, ...]]] = {"portable": tuple(PORTABLE)}
+RULE_SETS: Final[Mapping[str, Selection]] = {
+    "portable": {rid: PORTABLE_CLAUSES.get(rid) for rid in PORTABLE},
+}
 
 
 #: The stages (adapter capabilities) a rule is *about*, by rule or by group: an adapter
