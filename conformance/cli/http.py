@@ -11,14 +11,11 @@ Kept apart from ``cli.py`` so the transport's commands stay in one place;
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
-import signal
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import Any, TextIO
 
 from conformance.cli.common import UsageError, close_adapter, load, progress_printer
@@ -109,22 +106,12 @@ def _served_adapter(spec: str, args: argparse.Namespace) -> Adapter:
     return load(args, spec)
 
 
-@contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM ends ``serve`` like Ctrl-C: the server closes and the adapter is closed."""
-
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from conformance.core.interrupt import interruptible
+    from conformance.core.processes import become_subreaper
     from conformance.transport.server import check_bind, make_app, make_protocol_server
+
+    become_subreaper()
 
     try:
         check_bind(args.host, allow_public=args.allow_public)
@@ -154,7 +141,9 @@ def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             file=err,
             flush=True,
         )
-        with _terminate_as_interrupt():
+        # SIGTERM ends serve like Ctrl-C; a request stuck in the implementation cannot keep
+        # it: past the grace the watchdog ends the process (conformance.core.interrupt)
+        with interruptible():
             try:
                 server.serve_forever()
             except KeyboardInterrupt:

@@ -255,9 +255,10 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress = RunProgress(err, quiet=args.quiet, lines=args.progress)
     info = adapter.describe()
     progress.note(f"{info.name} {info.version} ({info.language}), profile {args.profile}")
-    with interruptible():
+    with interruptible() as stop:
         try:
             with progress, capture_logs(report_dir) as logs:  # the live line ends, come what may
+                stop.on_stuck = lambda: _stuck(args, logs, report_dir, expectations, out, err)
                 result = run_suite(
                     adapter,
                     profile=args.profile,
@@ -269,9 +270,27 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     adapter_spec=str(args.adapter),
                     tick=progress.tick,
                 )
+                stop.settle()  # the run has its thread back: it finishes, not the watchdog
         finally:
             close_adapter(adapter)
         return _finish_run(args, result, logs, report_dir, expectations, out, err)
+
+
+def _stuck(
+    args: argparse.Namespace,
+    logs: CapturedLogs,
+    report_dir: Path | None,
+    expectations: Expectations | None,
+    out: TextIO,
+    err: TextIO,
+) -> None:
+    """The interrupt watchdog's last act for a run stuck in its implementation: the partial
+    report, as an interrupted run writes it (the process exits 130 right after)."""
+    from conformance.core.runner import partial_result
+
+    result = partial_result()
+    if result is not None:
+        _finish_run(args, result, logs, report_dir, expectations, out, err)
 
 
 def _finish_run(

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from conformance.core.adapter import Adapter, AdapterInfo
+from conformance.core.processes import become_subreaper
 
 if TYPE_CHECKING:
     from conformance.core.runner import Partial, Tally, Tick, Unit
@@ -47,6 +48,7 @@ def _worker_start(spec: str, rule_ids: list[str], report_dir: str | None) -> Non
     from conformance.core.runner import keep_hypothesis_out_of_the_cwd
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    become_subreaper()  # what the worker's implementation starts ends with the worker
     keep_hypothesis_out_of_the_cwd()
     _Worker.adapter = load_adapter(spec)
     _Worker.info = _Worker.adapter.describe()
@@ -137,6 +139,12 @@ def run_parallel(
             progress(units[index].label)
             ticks.done(index, scenarios)
         pool.close()
+    except BaseException:
+        # Interrupted: a worker may be stuck in an implementation that ignores SIGTERM, and
+        # Pool.terminate() would wait for it forever. The unfinished units are lost anyway.
+        for worker in multiprocessing.active_children():
+            worker.kill()
+        raise
     finally:
         pool.terminate()
         pool.join()

@@ -59,6 +59,7 @@ __all__ = [
     "interrupted",
     "interruptible",
     "judge",
+    "partial_result",
     "plan",
     "run_suite",
     "select_rules",
@@ -672,16 +673,37 @@ def run_suite(
     parallel = jobs > 1 and parallel_spec(adapter, adapter_spec)
     units = plan(rule_ids, FIXTURES_PER_UNIT if parallel else 1, tally.info.capabilities)
     done: set[int] = set()
+    ran_jobs = min(jobs, len(units)) if parallel else 1
+
+    def result() -> RunResult:
+        left = [unit for index, unit in enumerate(units) if index not in done]
+        not_run = sorted(set().union(*(u.targets for u in left)) & set(rule_ids)) if left else []
+        diagnostics = getattr(adapter, "diagnostics", None)
+        return RunResult(
+            transport=diagnostics() if callable(diagnostics) else None,
+            implementation=tally.info,
+            profile=profile,
+            seed=seed,
+            rules=tally.finish(),
+            coverage=coverage(tally.attempts, tally.info.capabilities, rule_ids),
+            kit_errors=tally.kit_errors,
+            duration_s=time.monotonic() - started,
+            scenarios=tally.scenarios,
+            incomplete=bool(left),
+            not_run=[rid for rid in rule_ids if rid in not_run],
+            jobs=ran_jobs,
+        )
+
+    _Current.result = result
     try:
         if parallel:
             assert adapter_spec is not None
-            jobs = min(jobs, len(units))
             run_parallel(
                 tally,
                 units,
                 done,
                 adapter_spec,
-                jobs,
+                ran_jobs,
                 profile,
                 seed,
                 progress,
@@ -689,7 +711,6 @@ def run_suite(
                 started=started,
             )
         else:
-            jobs = 1
             ticks = Ticks(units, rule_ids, tick, started)
             ticks.start()
             for index, unit in enumerate(units):
@@ -699,20 +720,22 @@ def run_suite(
                 ticks.done(index, tally.scenarios)
     except KeyboardInterrupt:
         pass
-    left = [unit for index, unit in enumerate(units) if index not in done]
-    not_run = sorted(set().union(*(u.targets for u in left)) & set(rule_ids)) if left else []
-    diagnostics = getattr(adapter, "diagnostics", None)
-    return RunResult(
-        transport=diagnostics() if callable(diagnostics) else None,
-        implementation=tally.info,
-        profile=profile,
-        seed=seed,
-        rules=tally.finish(),
-        coverage=coverage(tally.attempts, tally.info.capabilities, rule_ids),
-        kit_errors=tally.kit_errors,
-        duration_s=time.monotonic() - started,
-        scenarios=tally.scenarios,
-        incomplete=bool(left),
-        not_run=[rid for rid in rule_ids if rid in not_run],
-        jobs=jobs,
-    )
+    finally:
+        _Current.result = None
+    return result()
+
+
+class _Current:
+    """The run in progress: how to build its (partial) result at any moment."""
+
+    result: Callable[[], RunResult] | None = None
+
+
+def partial_result() -> RunResult | None:
+    """The result of the run in progress so far (marked incomplete), or None outside a run.
+
+    For the interrupt watchdog, which calls it from another thread while the run's own
+    thread is stuck in an implementation that never returns.
+    """
+    current = _Current.result
+    return None if current is None else current()

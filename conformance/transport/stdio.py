@@ -8,9 +8,12 @@ This file owns containment. The rules it keeps:
   ``run`` gets ``deadline_s`` plus what the scenario itself may wait for
   (``SessionAdapter.deadline_for``). A harness that misses it is killed and
   the scenario is an ``ImplementationFailure("timeout")``.
-* **A harness is a process group.** It is started in its own session; ending
-  it (stop, timeout, crash, give-up, the kit's exit) sends the whole group
-  SIGTERM, then SIGKILL after ``limits.kill_grace_s``. No read ever blocks:
+* **A harness is a process group, and everything it started.** It is started in
+  its own session; ending it (stop, timeout, crash, give-up, the kit's exit) sends
+  the whole group SIGTERM, then SIGKILL after ``limits.kill_grace_s``, then
+  SIGKILL to every process still carrying the harness's tag (its descendants that
+  left the group; the kit is their subreaper, so it reaps them:
+  :mod:`conformance.core.processes`). No read ever blocks:
   one ``poll`` over the pipes and a pidfd per wait, bounded by the deadline,
   and once the harness itself has exited its stdout counts as closed, so a
   child that inherited the pipe cannot hold the kit.
@@ -48,6 +51,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from conformance.core.adapter import AdapterError, AdapterInfo, ImplementationFailure
+from conformance.core.processes import become_subreaper, end_tagged, tagged
 from conformance.transport.policy import Limits, SessionAdapter, SessionOptions
 
 if TYPE_CHECKING:
@@ -98,6 +102,8 @@ class _Process:
         env: Mapping[str, str] | None,
         limits: Limits,
     ) -> None:
+        become_subreaper()  # a descendant that escapes the group is re-parented to the kit
+        environment, self.tag = tagged(env)  # ... and carries the tag that finds it
         try:
             self.popen = subprocess.Popen(
                 list(command),
@@ -105,7 +111,7 @@ class _Process:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=cwd,
-                env=dict(env) if env is not None else None,
+                env=environment,
                 start_new_session=True,  # its own process group, killed as a whole
             )
         except OSError as e:
@@ -307,6 +313,7 @@ class _Process:
             _LIVE.discard(self)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=5)
+        end_tagged(self.tag)  # a descendant that left the group (setsid) goes too
         with contextlib.suppress(OSError):
             self._drain(self.limits.stderr_tail_bytes + CHUNK, stdout=False)
         for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):

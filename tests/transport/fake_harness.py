@@ -33,6 +33,12 @@ the environment names a ONCE_DIR), or as the mode says, where it:
     grandchild-hang  starts such a child and hangs itself
     ignore-term   ignores SIGTERM and never answers
     hang-fifth    answers four runs per process and hangs on the fifth (seq 5), always
+    escapee-always  on every run, starts a child that leaves the process group (setsid) and
+                  sleeps (its command line carries the argument after MODE), then exits
+                  unanswered
+
+With FAKE_MISBEHAVING_FIFO naming a FIFO, the harness writes one line to it as it starts
+to misbehave, so a test can wait for that moment without sleeping.
 
 A child's pid is printed to stderr as ``child pid N``.
 """
@@ -88,9 +94,22 @@ def main() -> None:
             marker.touch()
         if kind == "run" and mode == "hang-fifth" and seq == 5:
             threading.Event().wait()
+        if kind == "run" and mode == "escapee-always":
+            subprocess.Popen(
+                [sys.executable, "-c", "import time, sys; time.sleep(600)", sys.argv[2]],
+                start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            os._exit(5)
         if kind == "run" and (seq == 2 or mode == "crash-always") and first_time():
             print(f"fake harness: misbehaving ({mode}) on seq {seq}", file=sys.stderr)
             sys.stderr.flush()
+            fifo = os.environ.get("FAKE_MISBEHAVING_FIFO")
+            if fifo:
+                with open(fifo, "w") as signal_fifo:
+                    signal_fifo.write(f"misbehaving {mode}\n")
             if mode == "hang":
                 threading.Event().wait()
             if mode in ("crash", "crash-always"):
