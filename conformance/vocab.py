@@ -38,7 +38,10 @@ class Status(StrEnum):
     """A rule's outcome in a run. A ``str``: ``Status.FAIL == "fail"``, and JSON says ``fail``."""
 
     PASS = "pass"
-    FAIL = "fail"  # a violation; a shrunk counterexample is saved
+    FAIL = "fail"  # a violation of a promised rule (a defect); a shrunk counterexample is saved
+    # a violation of a rule (or clause, or scenario) the implementation's contract does not
+    # promise: a difference from DSH, shown apart, never a defect and never failing a run
+    DIFFERENCE = "difference"
     ERROR = "error"  # the implementation raised, returned a malformed trace or broke its harness
     TIMEOUT = "timeout"  # an action, or a harness answer, hit its deadline
     NOT_APPLICABLE = "not-applicable"  # needs a capability (a stage) the adapter does not declare
@@ -59,7 +62,10 @@ class Status(StrEnum):
 
     @property
     def is_problem(self) -> bool:
-        """The implementation failed the rule: a violation, an error or a timeout."""
+        """The implementation failed the rule: a violation, an error or a timeout.
+
+        A ``difference`` is not a problem: the implementation does not promise the rule.
+        """
         return self in FAILING
 
     @property

@@ -36,6 +36,7 @@ from conformance.vocab import Status
 
 if TYPE_CHECKING:
     from conformance.cli.common import CapturedLogs
+    from conformance.core.contract import Contract
     from conformance.core.runner import RunResult
     from conformance.reporting.expectations import Expectations
 
@@ -75,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
         "--report", metavar="DIR", help="write report.json, report.md, junit.xml, report.html"
     )
     run.add_argument("--expect", metavar="FILE", help="gate against known failures")
+    _contract_option(run)
     run.add_argument(
         "--update-expect",
         action="store_true",
@@ -100,6 +102,11 @@ def _parser() -> argparse.ArgumentParser:
         "still reproduce)",
     )
     replay.add_argument("--adapter", default="reference", help="default: reference")
+    _contract_option(
+        replay,
+        "say of each violation whether it is a defect or a difference from DSH (the exit "
+        "code still says whether the case reproduces)",
+    )
     _transport_options(replay)
 
     publish = sub.add_parser(
@@ -112,6 +119,7 @@ def _parser() -> argparse.ArgumentParser:
     publish.add_argument(
         "--rules", help="as run --rules, e.g. 'portable' for an agent framework (default: all)"
     )
+    _contract_option(publish, "default: DIR/contract.json when it exists")
     _progress_options(publish)
     _transport_options(publish)
 
@@ -120,6 +128,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     render.add_argument("report", metavar="REPORT_JSON")
     render.add_argument("--expect", metavar="FILE", help="add its entries as findings")
+    _contract_option(
+        render,
+        "classify the report's failures by this contract (a report run without one, or "
+        "with another)",
+    )
     render.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
     render.add_argument(
         "--html",
@@ -139,6 +152,14 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--html", metavar="FILE", help="also write the comparison as HTML")
     compare.add_argument("--title", help="the page's heading (default: Conformance comparison)")
     compare.add_argument(
+        "--contract",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="classify the failures of every report of the contract's implementation by it "
+        "(repeatable; a report keeps the classification it was run with otherwise)",
+    )
+    compare.add_argument(
         "--check",
         action="store_true",
         help="write nothing: exit 1 (showing the difference) unless -o FILE already says this",
@@ -152,6 +173,18 @@ def _parser() -> argparse.ArgumentParser:
 
     add_http_commands(sub, _transport_options)  # serve, fuzz-protocol
     return parser
+
+
+def _contract_option(parser: argparse.ArgumentParser, extra: str = "") -> None:
+    """``--contract FILE``: what the implementation promises (contract.schema.json)."""
+    parser.add_argument(
+        "--contract",
+        metavar="FILE",
+        help="the implementation's contract (fixtures/schema/contract.schema.json): a "
+        "failure of a promised rule and clause is a defect (fail), any other a difference "
+        "from DSH, shown apart and never failing the run; without one every rule is "
+        "promised" + (f"; {extra}" if extra else ""),
+    )
 
 
 def _progress_options(parser: argparse.ArgumentParser) -> None:
@@ -249,12 +282,15 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     expectations: Expectations | None = None
     if args.expect and not (args.update_expect and not Path(args.expect).exists()):
         expectations = load_expectations(args.expect)
+    contract = _load_contract(args.contract)
     report_dir = writable_dir(args.report)
     adapter = _load_adapter(args)
 
     progress = RunProgress(err, quiet=args.quiet, lines=args.progress)
     info = adapter.describe()
     progress.note(f"{info.name} {info.version} ({info.language}), profile {args.profile}")
+    if contract is not None:
+        progress.note(f"contract {contract.source}: {len(contract.promises)} rules promised")
     with interruptible() as stop:
         try:
             with progress, capture_logs(report_dir) as logs:  # the live line ends, come what may
@@ -269,10 +305,13 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     jobs=args.jobs if args.jobs is not None else default_jobs(),
                     adapter_spec=str(args.adapter),
                     tick=progress.tick,
+                    contract=contract,
                 )
                 stop.settle()  # the run has its thread back: it finishes, not the watchdog
         finally:
             close_adapter(adapter)
+        if contract is not None:
+            result.notes += contract.notes_for(info.name, info.version)
         return _finish_run(args, result, logs, report_dir, expectations, out, err)
 
 
@@ -291,6 +330,15 @@ def _stuck(
     result = partial_result()
     if result is not None:
         _finish_run(args, result, logs, report_dir, expectations, out, err)
+
+
+def _load_contract(path: str | None) -> Contract | None:
+    """The ``--contract FILE`` (a malformed one: FixtureError, exit 2), or None."""
+    if path is None:
+        return None
+    from conformance.core.contract import load_contract
+
+    return load_contract(path)
 
 
 def _finish_run(
@@ -329,9 +377,9 @@ def _finish_run(
 
     rows = group_counts(result)
     width = max([5, *(len(g) for g, *_ in rows)])
-    print(f"{'group':<{width}}  {'pass':>4}  {'fail':>4}  {'other':>5}", file=out)
-    for group, passed, failing, other in rows:
-        print(f"{group:<{width}}  {passed:>4}  {failing:>4}  {other:>5}", file=out)
+    print(f"{'group':<{width}}  {'pass':>4}  {'fail':>4}  {'differ':>6}  {'other':>5}", file=out)
+    for group, passed, failing, differing, other in rows:
+        print(f"{group:<{width}}  {passed:>4}  {failing:>4}  {differing:>6}  {other:>5}", file=out)
     if result.coverage is not None:
         cov = result.coverage
         never = len(cov["notAttempted"])
@@ -350,7 +398,8 @@ def _finish_run(
         failures = o.problems()
         why = failures[0].message if failures and o.status != Status.UNEXPECTED_PASS else o.reason
         path = next((f.counterexample for f in failures if f.counterexample), None)
-        line = f"{o.id}  {o.status}  {why or ''}"
+        status = f"{o.status} (not a defect)" if o.status == Status.DIFFERENCE else o.status
+        line = f"{o.id}  {status}  {why or ''}"
         print(line + (f"  [{path}]" if path else ""), file=out)
         shown.add(f"{o.id}: {why}")
     for note in result.notes:
@@ -362,11 +411,16 @@ def _finish_run(
         paths = write_reports(result, report_dir, args.expect)
         print(f"reports: {', '.join(str(p) for p in paths)}", file=err)
     verdict = "CONFORMANT" if result.conformant else "NOT CONFORMANT"
-    if result.incomplete:
-        verdict = "INCOMPLETE (interrupted)"
     if expectations is not None and result.conformant:
         known = sum(o.status == Status.EXPECTED_FAIL for o in result.rules)
         verdict = "NOT CONFORMANT, exactly as expected" if known else "CONFORMANT (as expected)"
+    if result.contract is not None:
+        verdict += f" to the contract {result.contract['file']}"
+    differing = sum(o.status == Status.DIFFERENCE for o in result.rules)
+    if differing:
+        verdict += f" ({differing} differences from DSH, none a defect)"
+    if result.incomplete:
+        verdict = "INCOMPLETE (interrupted)"
     counts = {s: sum(o.status == s for o in result.rules) for s in {o.status for o in result.rules}}
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
     print(f"\n{verdict}: {info.name} {info.version}: {summary}", file=out)
@@ -403,15 +457,35 @@ def load_case(path: str) -> tuple[Mapping[str, Any], str | None, list[str]]:
     return document, None, []
 
 
+def _case_clauses(path: str, document: Any, rule: str | None) -> frozenset[str] | None:
+    """The clauses a counterexample was judged on (its ``clauses``), checked; None: all."""
+    from conformance.core.rules import RULES
+
+    clauses = document.get("clauses") if isinstance(document, dict) else None
+    if clauses is None or rule is None:
+        return None
+    declared = RULES[rule].clauses
+    if not isinstance(clauses, list) or not all(c in declared for c in clauses):
+        known = ", ".join(declared) or "none"
+        raise FixtureError(
+            path, "$.clauses", f"not a list of clauses of {rule} (it declares {known})"
+        )
+    return frozenset(clauses)
+
+
 def _replay(args: argparse.Namespace, out: TextIO) -> int:
     cases = [(path, *load_case(path), load_json(path)) for path in args.files]  # read all first
+    selections = [_case_clauses(path, doc, rule) for path, _, rule, _, doc in cases]
+    contract = _load_contract(args.contract)
     adapter = _load_adapter(args)
     outcomes: list[tuple[int, bool]] = []
     try:
-        for path, scenario, rule, required, document in cases:
+        for (path, scenario, rule, required, document), clauses in zip(
+            cases, selections, strict=True
+        ):
             if len(cases) > 1:
                 print(f"== {path}", file=out)
-            outcomes.append(_replay_one(adapter, scenario, rule, required, out))
+            outcomes.append(_replay_one(adapter, scenario, rule, required, out, clauses, contract))
             _note_other_implementation(adapter, document, out)
     finally:
         close_adapter(adapter)
@@ -452,18 +526,27 @@ def _replay_one(
     rule: str | None,
     required: list[str],
     out: TextIO,
+    clauses: frozenset[str] | None = None,
+    contract: Contract | None = None,
 ) -> tuple[int, bool]:
-    """(exit code, whether the implementation produced a trace)."""
+    """(exit code, whether the implementation produced a trace).
+
+    The exit code says whether the case still shows what it showed (1: still failing),
+    a defect or a difference alike; with a contract each violation says which it is.
+    """
+    from conformance.core.contract import classify
     from conformance.core.evaluate import KitError, evaluate
 
     info = adapter.describe()
     who = f"{info.name} {info.version}"
     target = rule or "every rule"
+    if clauses is not None:
+        target += f", clauses {', '.join(sorted(clauses))}"
     print(f"replaying {scenario.get('id')} ({target}) on {who}", file=out)
     for line in required:
         print(f"  originally: {line}", file=out)
     try:
-        evaluation = evaluate(adapter, scenario, rules=[rule] if rule else None)
+        evaluation = evaluate(adapter, scenario, rules={rule: clauses} if rule else None)
     except KitError as e:
         print(f"KIT ERROR (a bug in the kit, not the implementation): {e}", file=out)
         return EXIT_USAGE, True
@@ -480,13 +563,27 @@ def _replay_one(
         if no_trace.stderr:
             problems.append("its stderr:\n" + no_trace.stderr)
     checks = 0
+    differences: list[str] = []
+    scenario_id = str(scenario.get("id"))
     for rid, found in evaluation.verdicts.items():
         checks += len(found)
-        problems += [f"{rid} {v.subject}: {v.message}" for v in found if not v.ok]
+        for v in found:
+            if v.ok:
+                continue
+            kind = classify(contract, rid, v.clause, scenario_id)
+            clause = f" [clause {v.clause}]" if v.clause else ""
+            line = f"{rid}{clause} {v.subject}: {v.message}"
+            if kind.defect:
+                problems.append(line + (" (a defect)" if contract is not None else ""))
+            else:
+                differences.append(f"{line} (a difference: {kind.why})")
     problems += [f"an action raised: {raised}" for raised in evaluation.raised]
-    if problems:
-        print(f"still FAILING: {target} on {who}", file=out)
-        for problem in problems:
+    if problems or differences:
+        if problems:
+            print(f"still FAILING: {target} on {who}", file=out)
+        else:
+            print(f"still DIFFERS from DSH (not a defect): {target} on {who}", file=out)
+        for problem in [*problems, *differences]:
             print(f"  - {problem}", file=out)
         return EXIT_FAIL, trace is not None
     note = "" if checks else " (the rule's premise did not hold: 0 checks)"
@@ -498,8 +595,15 @@ def _replay_one(
 
 
 def _publish(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from conformance.core.runner import select_rules
     from conformance.reporting.publish import publish
 
+    try:
+        select_rules(args.rules)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if args.contract is not None:
+        _load_contract(args.contract)  # a malformed one is refused before the adapter starts
     adapter = _load_adapter(args)
     try:
         with RunProgress(err, quiet=args.quiet, lines=args.progress) as progress:
@@ -511,11 +615,16 @@ def _publish(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 rules=args.rules,
                 progress=progress,
                 tick=progress.tick,
+                contract=args.contract,
             )
     finally:
         close_adapter(adapter)
-    listed = ", ".join(sorted(expectations.expected)) or "none"
-    print(f"published {args.dir}: expected failures: {listed}", file=out)
+    entries = expectations.expected
+    listed = ", ".join(r for r in sorted(entries) if entries[r]["status"] != "difference")
+    differing = ", ".join(r for r in sorted(entries) if entries[r]["status"] == "difference")
+    print(f"published {args.dir}: expected failures: {listed or 'none'}", file=out)
+    if differing:
+        print(f"differences from DSH (not defects): {differing}", file=out)
     if not matches:
         print("the run has kit errors: see the report", file=out)
     return EXIT_OK if matches else EXIT_FAIL
@@ -531,7 +640,9 @@ def _compare(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.check and not args.output:
         raise UsageError("--check needs -o FILE (the committed comparison)")
-    comparison = compare(args.reports)
+    from conformance.core.contract import load_contract
+
+    comparison = compare(args.reports, [load_contract(path) for path in args.contract])
     base = Path(args.output).resolve().parent if args.output else Path.cwd()
     text = comparison_markdown(comparison, base, title=args.title)
     if args.check:
@@ -580,6 +691,11 @@ def _render(args: argparse.Namespace, out: TextIO) -> int:
         else:
             out.write(protocol_text)
         return EXIT_OK
+    contract = _load_contract(args.contract)
+    if contract is not None:
+        from conformance.reporting.report import reclassified
+
+        document = reclassified(document, contract)
     if args.html:
         return _render_html(args, document, out)
     result = result_from_json(document)

@@ -22,6 +22,7 @@ import conformance.core.fixture_checks  # noqa: F401  (registers the expect-bloc
 from conformance.core.adapter import Adapter, ImplementationFailure, ScenarioSkipped, trim
 from conformance.core.bounds import non_json
 from conformance.core.model import DEFAULT_CLOSED_FORMS, View, must_refuse
+from conformance.core.rule_sets import Selection
 from conformance.core.rules import CHECKERS, RULES, Verdict
 from conformance.core.scenario import SCHEMA_DIR, FixtureError, validate
 from conformance.vocab import Status, is_action_timeout
@@ -155,7 +156,7 @@ def _trace_validator() -> Draft202012Validator:
 def judge(
     scenario: Mapping[str, Any],
     trace: Mapping[str, Any],
-    rule_ids: Iterable[str] | None = None,
+    rule_ids: Iterable[str] | Selection | None = None,
     *,
     closed_forms: frozenset[str] = DEFAULT_CLOSED_FORMS,
 ) -> dict[str, list[Verdict]]:
@@ -163,6 +164,10 @@ def judge(
 
     One :class:`View` is built and handed to every predicate; then each
     checker of the table adds its verdicts to the rules it speaks for.
+
+    ``rule_ids`` may be a :data:`~conformance.core.rule_sets.Selection` (rule -> the clauses
+    selected, None for all): then only the verdicts of a selected clause are kept, and
+    those judging the rule as a whole (``clause`` None).
     """
     view = View(scenario, trace, closed_forms)
     out: dict[str, list[Verdict]] = {}
@@ -184,13 +189,21 @@ def judge(
         for rule_id, verdicts in found.items():
             if rule_id in out:
                 out[rule_id] = out[rule_id] + list(verdicts)
+    if isinstance(rule_ids, Mapping):
+        for rule_id, clauses in rule_ids.items():
+            if clauses is not None and rule_id in out:
+                out[rule_id] = [v for v in out[rule_id] if v.clause is None or v.clause in clauses]
     return out
 
 
 def evaluate(
-    adapter: Adapter, scenario: Mapping[str, Any], *, rules: Iterable[str] | None = None
+    adapter: Adapter,
+    scenario: Mapping[str, Any],
+    *,
+    rules: Iterable[str] | Selection | None = None,
 ) -> Evaluation:
-    """Run ``scenario`` on ``adapter`` and judge it with ``rules`` (default: every rule).
+    """Run ``scenario`` on ``adapter`` and judge it with ``rules`` (default: every rule; a
+    :data:`~conformance.core.rule_sets.Selection` keeps only its clauses' verdicts).
 
     The scenario is first trimmed (:func:`~conformance.core.adapter.trim`) to the adapter's
     capabilities, and judged with the closed forms the adapter declares.

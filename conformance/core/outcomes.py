@@ -24,6 +24,10 @@ class Failure:
     # "malformed-trace", the in-process "adapter-raised", or a transport
     # failure category (crash, timeout, protocol, errored).
     category: str | None = None
+    # For violations: the clause of the rule the verdicts judged (None: the rule as a
+    # whole), and for a difference what makes it one (conformance.core.contract.classify).
+    clause: str | None = None
+    why: str | None = None
 
 
 @dataclass
@@ -34,20 +38,28 @@ class RuleOutcome:
     status: str = Status.NOT_EXERCISED
     checks: int = 0
     reason: str | None = None
-    failures: list[Failure] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)  # violations that are defects
     errors: list[Failure] = field(default_factory=list)
     timeouts: list[Failure] = field(default_factory=list)
     skipped: str | None = None
     expected: dict[str, Any] | None = None  # the --expect entry that listed this rule, if any
+    # violations the contract does not promise (conformance.core.contract): differences
+    differences: list[Failure] = field(default_factory=list)
+    # the rule's named clauses that were judged (None: the rule declares none)
+    clauses: list[str] | None = None
+    # with a contract: True (the whole rule promised), the promised clauses, or False
+    promised: bool | list[str] | None = None
 
     def problems(self) -> list[Failure]:
-        """Every kept failure, error and timeout, in that order."""
-        return [*self.failures, *self.errors, *self.timeouts]
+        """Every kept failure, difference, error and timeout, in that order."""
+        return [*self.failures, *self.differences, *self.errors, *self.timeouts]
 
     def buckets(self) -> list[tuple[Status, list[Failure]]]:
-        """(status, kept failures) for violations, errors and timeouts, in that order."""
+        """(kind, kept failures) for defects (``fail``), differences, errors and timeouts,
+        in that order."""
         return [
             (Status.FAIL, self.failures),
+            (Status.DIFFERENCE, self.differences),
             (Status.ERROR, self.errors),
             (Status.TIMEOUT, self.timeouts),
         ]
@@ -62,6 +74,12 @@ class RuleOutcome:
         }
         if self.reason:
             out["reason"] = self.reason
+        if self.clauses is not None:
+            out["clauses"] = list(self.clauses)
+        if self.promised is not None:
+            out["promised"] = (
+                self.promised if isinstance(self.promised, bool) else list(self.promised)
+            )
         if self.expected is not None:
             out["expected"] = dict(self.expected)
         out["failures"] = [
@@ -71,6 +89,8 @@ class RuleOutcome:
                 "scenario": f.scenario_id,
                 "counterexample": f.counterexample,
                 **({"category": f.category} if f.category else {}),
+                **({"clause": f.clause} if f.clause else {}),
+                **({"why": f.why} if f.why else {}),
             }
             for kind, items in self.buckets()
             for f in items
@@ -97,6 +117,9 @@ class RunResult:
     jobs: int = 1
     # The attack-surface coverage (conformance.core.surface.coverage), when the run kept it.
     coverage: dict[str, Any] | None = None
+    # The contract the failures were classified by (Contract.summary()); None: SPEC.md is
+    # the contract, every failure a defect.
+    contract: dict[str, Any] | None = None
 
     def failing(self, outcome: RuleOutcome) -> bool:
         """Whether this rule's outcome makes the run non-conformant."""
@@ -123,6 +146,7 @@ class RunResult:
             **({"notRun": list(self.not_run)} if self.incomplete else {}),
             "kitErrors": self.kit_errors,
             "notes": self.notes,
+            **({"contract": dict(self.contract)} if self.contract is not None else {}),
             **({"transport": self.transport} if self.transport is not None else {}),
             **({"protocolConformance": self.protocol} if self.protocol is not None else {}),
             "rules": [r.to_json() for r in self.rules],

@@ -22,6 +22,7 @@ from conformance.core.adapter import Adapter, AdapterInfo
 from conformance.core.processes import become_subreaper
 
 if TYPE_CHECKING:
+    from conformance.core.contract import Contract
     from conformance.core.runner import Partial, Tally, Tick, Unit
 
 __all__ = ["parallel_spec", "run_parallel"]
@@ -39,11 +40,17 @@ class _Worker:
 
     adapter: ClassVar[Adapter | None] = None
     info: ClassVar[AdapterInfo | None] = None
-    rule_ids: ClassVar[list[str]] = []
+    selection: ClassVar[dict[str, frozenset[str] | None]] = {}
+    contract: ClassVar[Contract | None] = None
     report_dir: ClassVar[Path | None] = None
 
 
-def _worker_start(spec: str, rule_ids: list[str], report_dir: str | None) -> None:
+def _worker_start(
+    spec: str,
+    selection: dict[str, frozenset[str] | None],
+    contract: Contract | None,
+    report_dir: str | None,
+) -> None:
     from conformance.adapters import load_adapter
     from conformance.core.runner import keep_hypothesis_out_of_the_cwd
 
@@ -52,7 +59,8 @@ def _worker_start(spec: str, rule_ids: list[str], report_dir: str | None) -> Non
     keep_hypothesis_out_of_the_cwd()
     _Worker.adapter = load_adapter(spec)
     _Worker.info = _Worker.adapter.describe()
-    _Worker.rule_ids = rule_ids
+    _Worker.selection = selection
+    _Worker.contract = contract
     _Worker.report_dir = Path(report_dir) if report_dir else None
     root = logging.getLogger()
     root.handlers = [_ForwardLogs()]
@@ -77,7 +85,9 @@ class _ForwardLogs(logging.Handler):
 def _worker_unit(unit: Unit, profile: str, seed: int | None) -> Partial:
     from conformance.core.runner import Tally
 
-    tally = Tally(_Worker.rule_ids, _Worker.adapter, _Worker.report_dir, _Worker.info)
+    tally = Tally(
+        _Worker.selection, _Worker.adapter, _Worker.report_dir, _Worker.info, _Worker.contract
+    )
     _ForwardLogs.records = []
     tally.run_unit(unit, profile, seed)
     part = tally.partial()
@@ -119,7 +129,7 @@ def run_parallel(
     finished: queue.SimpleQueue[tuple[int, Partial | BaseException]] = queue.SimpleQueue()
     results: dict[int, Partial] = {}
     order = sorted(range(len(units)), key=lambda i: units[i].rule is None)
-    pool = context.Pool(jobs, _worker_start, (spec, tally.rule_ids, report_dir))
+    pool = context.Pool(jobs, _worker_start, (spec, tally.selection, tally.contract, report_dir))
     scenarios = tally.scenarios  # run so far, counting the units that finished
     try:
         ticks.start()

@@ -7,7 +7,8 @@ any source, is judged against *every* rule predicate; a rule's ``checks`` count
 how often its premise held. A failing property is shrunk by hypothesis and the
 minimal scenario is saved as a replayable counterexample.
 
-Statuses: ``pass`` (checked, no violation), ``fail`` (a violation),
+Statuses: ``pass`` (checked, no violation), ``fail`` (a violation: a defect),
+``difference`` (violations only of what the implementation's contract does not promise),
 ``error`` (the implementation raised or its trace was malformed),
 ``timeout`` (an action hit its deadline), ``not-applicable`` (needs a capability the
 adapter does not declare), ``untested`` (not black-box checkable),
@@ -34,12 +35,13 @@ from hypothesis import HealthCheck, Phase, given, settings
 from conformance import __version__
 from conformance.core.adapter import Adapter, AdapterInfo, requirements, trim
 from conformance.core.bounds import counterexample_text
+from conformance.core.contract import Contract, classify
 from conformance.core.evaluate import Evaluation, KitError, NoTrace, evaluate, judge
 from conformance.core.interrupt import interrupted, interruptible
 from conformance.core.outcomes import Failure, RuleOutcome, RunResult
 from conformance.core.parallel import parallel_spec, run_parallel
-from conformance.core.rule_sets import RULE_SETS, stages_of
-from conformance.core.rules import FOCUS, RULES, Focus
+from conformance.core.rule_sets import RULE_SETS, Selection, stages_of
+from conformance.core.rules import FOCUS, RULES, Focus, Verdict
 from conformance.core.scenario import FIXTURES, load_json, validate
 from conformance.core.surface import attempted, cells, coverage, probe_scenario
 from conformance.vocab import Status
@@ -62,6 +64,7 @@ __all__ = [
     "partial_result",
     "plan",
     "run_suite",
+    "select",
     "select_rules",
 ]
 
@@ -103,18 +106,22 @@ class Tally:
 
     def __init__(
         self,
-        rule_ids: Sequence[str],
+        rule_ids: Sequence[str] | Selection,
         adapter: Adapter | None,
         report_dir: Path | None,
         info: AdapterInfo | None = None,
+        contract: Contract | None = None,
     ) -> None:
-        self.rule_ids = list(rule_ids)
+        # rule -> the clauses judged (None: all); a plain list of IDs selects whole rules
+        self.selection: dict[str, frozenset[str] | None] = (
+            dict(rule_ids) if isinstance(rule_ids, Mapping) else dict.fromkeys(rule_ids)
+        )
+        self.rule_ids = list(self.selection)
+        self.contract = contract
         self.adapter = adapter
         self.info = info if info is not None else _describe(adapter)
         self.report_dir = report_dir
-        self.outcomes = {
-            rid: RuleOutcome(rid, RULES[rid].title, RULES[rid].group) for rid in self.rule_ids
-        }
+        self.outcomes = {rid: self._outcome(rid) for rid in self.rule_ids}
         self.kit_errors: list[str] = []
         self.scenarios = 0
         self.sources: dict[str, int] = {
@@ -123,6 +130,16 @@ class Tally:
         self.skips: list[tuple[str, str, bool]] = []
         self.leads: dict[str, Failure] = {}
         self.attempts: Counter[str] = Counter()  # attack-surface cells the traces attempted
+
+    def _outcome(self, rule_id: str) -> RuleOutcome:
+        rule = RULES[rule_id]
+        outcome = RuleOutcome(rule_id, rule.title, rule.group)
+        if rule.clauses:
+            chosen = self.selection.get(rule_id)
+            outcome.clauses = [c for c in rule.clauses if chosen is None or c in chosen]
+        if self.contract is not None:
+            outcome.promised = self.contract.promised(rule_id)
+        return outcome
 
     # -------------------------------------------------------------- running
 
@@ -148,31 +165,55 @@ class Tally:
         assert self.adapter is not None
         self.scenarios += 1
         try:
-            evaluation = evaluate(self.adapter, scenario, rules=self.rule_ids)
+            evaluation = evaluate(self.adapter, scenario, rules=self.selection)
             self.attempts.update(attempted(evaluation.trace))
             return evaluation
         finally:
             if interrupted():  # the implementation swallowed the KeyboardInterrupt
                 raise KeyboardInterrupt
 
+    def hunted(self, rule_id: str, verdict: Verdict, scenario_id: str) -> bool:
+        """Does ``rule_id``'s property hunt (and shrink) this violation?
+
+        A rule the contract promises (some clause of it) hunts its defects: a difference
+        must not end the search for a broken promise. A rule it does not promise hunts
+        its differences, so that they too are shown shrunk.
+        """
+        if self.contract is None or rule_id not in self.contract.promises:
+            return True
+        return classify(self.contract, rule_id, verdict.clause, scenario_id).defect
+
     def record(
         self,
         evaluation: Evaluation,
         *,
         targets: Iterable[str],
-        keep_failures_of: Callable[[str], bool] = lambda rid: True,
+        keep: Callable[[str, Verdict], bool] = lambda rid, verdict: True,
     ) -> None:
-        """Count verdicts; note crashes and timeouts of actions against ``targets``."""
+        """Count verdicts; note crashes and timeouts of actions against ``targets``.
+
+        The violations ``keep`` accepts are kept, one failure per clause they judge,
+        classified by the contract (a defect, or a difference), up to
+        ``MAX_FAILURES_KEPT`` of each kind per rule.
+        """
         scenario, trace = evaluation.scenario, evaluation.trace
+        scenario_id = str(scenario.get("id"))
         for rid in self.rule_ids:
             found = evaluation.verdicts.get(rid, [])
             outcome = self.outcomes[rid]
             outcome.checks += len(found)
-            bad = [v for v in found if not v.ok]
-            if bad and keep_failures_of(rid) and len(outcome.failures) < MAX_FAILURES_KEPT:
-                message = "; ".join(f"{v.subject}: {v.message}" for v in bad[:3])
-                path = self.save(rid, scenario, trace, [v.message for v in bad])
-                outcome.failures.append(Failure(message, str(scenario.get("id")), path))
+            bad = [v for v in found if not v.ok and keep(rid, v)]
+            path: str | None = None
+            for clause in dict.fromkeys(v.clause for v in bad):
+                these = [v for v in bad if v.clause == clause]
+                kind = classify(self.contract, rid, clause, scenario_id)
+                bucket = outcome.failures if kind.defect else outcome.differences
+                if len(bucket) >= MAX_FAILURES_KEPT:
+                    continue
+                if path is None:
+                    path = self.save(rid, scenario, trace, [v.message for v in bad])
+                message = "; ".join(f"{v.subject}: {v.message}" for v in these[:3])
+                bucket.append(Failure(message, scenario_id, path, None, clause, kind.why))
         raised, how = evaluation.raised, evaluation.raised_status
         for rid in targets:
             if rid not in self.outcomes or how is None:
@@ -214,7 +255,7 @@ class Tally:
         """Write a self-contained, replayable counterexample; return its path."""
         if self.report_dir is None:
             return None
-        case = {
+        case: dict[str, Any] = {
             "rule": rule_id,
             "kit": {"name": "toolreg-conformance", "version": __version__},
             "implementation": self.info.to_json(),
@@ -222,6 +263,9 @@ class Tally:
             "scenario": scenario,
             "trace": trace,
         }
+        chosen = self.selection.get(rule_id)
+        if chosen is not None:  # judged on some clauses only: a replay judges the same
+            case["clauses"] = [c for c in RULES[rule_id].clauses if c in chosen]
         digest = hashlib.sha256(json.dumps(scenario, sort_keys=True).encode()).hexdigest()[:10]
         path = self.report_dir / "counterexamples" / f"{rule_id}-{digest}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -300,8 +344,13 @@ class Tally:
                 self.problem(scenario, [rule_id], no_trace)
                 stopped.append(no_trace)
                 return
-            self.record(evaluation, targets=[rule_id], keep_failures_of=lambda rid: rid != rule_id)
-            bad = evaluation.violations(rule_id)
+            sid = str(scenario["id"])
+            self.record(
+                evaluation,
+                targets=[rule_id],
+                keep=lambda rid, v: rid != rule_id or not self.hunted(rid, v, sid),
+            )
+            bad = [v for v in evaluation.violations(rule_id) if self.hunted(rule_id, v, sid)]
             if bad:
                 last["case"] = (scenario, evaluation.trace, bad)
                 raise AssertionError(bad[0].message)
@@ -323,9 +372,12 @@ class Tally:
             scenario, trace, bad = last["case"]  # the last failing example is the shrunk one
             outcome = self.outcomes[rule_id]
             path = self.save(rule_id, scenario, trace, [v.message for v in bad])
-            message = "; ".join(f"{v.subject}: {v.message}" for v in bad[:3])
-            lead = Failure(message, scenario["id"], path)
-            outcome.failures.insert(0, lead)
+            clause = bad[0].clause
+            these = [v for v in bad if v.clause == clause]
+            message = "; ".join(f"{v.subject}: {v.message}" for v in these[:3])
+            kind = classify(self.contract, rule_id, clause, str(scenario["id"]))
+            lead = Failure(message, scenario["id"], path, None, clause, kind.why)
+            (outcome.failures if kind.defect else outcome.differences).insert(0, lead)
             self.leads[rule_id] = lead
         except (hypothesis.errors.Unsatisfiable, _PropertyStopped):
             pass  # every example was skipped, or the implementation stopped answering: recorded
@@ -366,12 +418,14 @@ class Tally:
             lead = part.leads.get(rid)
             for mine, theirs in (
                 (outcome.failures, [f for f in found.failures if f is not lead]),
+                (outcome.differences, [f for f in found.differences if f is not lead]),
                 (outcome.errors, found.errors),
                 (outcome.timeouts, found.timeouts),
             ):
                 mine += theirs[: max(0, MAX_FAILURES_KEPT - len(mine))]
             if lead is not None:
-                outcome.failures.insert(0, lead)
+                differs = any(f is lead for f in found.differences)
+                (outcome.differences if differs else outcome.failures).insert(0, lead)
             self.sources[rid] += part.sources[rid]
         for rid, reason, overwrite in part.skips:
             self.skip(rid, reason, overwrite=overwrite)
@@ -392,6 +446,8 @@ class Tally:
                 outcome.status = Status.ERROR
             elif outcome.timeouts:
                 outcome.status = Status.TIMEOUT
+            elif outcome.differences:  # failures, none of them a broken promise
+                outcome.status = Status.DIFFERENCE
             elif outcome.checks:
                 outcome.status = Status.PASS
             elif outcome.skipped and not self.sources[rid]:
@@ -461,32 +517,87 @@ def fixture_files(rule_ids: Sequence[str]) -> list[Path]:
     return files
 
 
-def select_rules(patterns: str | None) -> list[str]:
-    """The rule IDs ``patterns`` (``None``: every rule) names, in SPEC order.
+def select(patterns: str | None) -> dict[str, frozenset[str] | None]:
+    """The :data:`~conformance.core.rule_sets.Selection` ``patterns`` names (``None``: every
+    rule, whole), in SPEC order.
 
-    An item may name a rule set (:data:`~conformance.core.rule_sets.RULE_SETS`, e.g.
-    ``portable``): its rules that this kit has (PIPE-5 once it exists).
+    ``patterns`` is comma-separated; each item is
 
-    Every comma-separated item must name at least one rule: a misspelt ID is an
-    error, never silently dropped, and an empty list selects nothing, so it is
-    an error too.
+    * a rule ID or a glob (``PRE-3``, ``PRE-*``): those rules, every clause;
+    * ``ID:clause+clause`` (one exact rule ID): that rule judged on those clauses only
+      (its ``Rule.clauses``; ``toolreg-conformance rules`` lists them);
+    * a rule set's name (:data:`~conformance.core.rule_sets.RULE_SETS`, e.g. ``portable``):
+      its rules this kit has, on the clauses the set names.
+
+    A rule named twice gets the union (a whole rule wins over some of its clauses). Every
+    item must name at least one rule and every clause must be one its rule declares: a
+    misspelt ID or clause is a ValueError, never silently dropped, and so is an empty list.
     """
     if patterns is None:
-        return list(RULES)
-    wanted = [p.strip() for p in patterns.split(",") if p.strip()]
-    expanded: list[str] = []
-    for item in wanted:  # a named set stands for its rules this kit has
-        expanded += [r for r in RULE_SETS[item] if r in RULES] if item in RULE_SETS else [item]
-    wanted = expanded
-    if not wanted:
+        return dict.fromkeys(RULES)
+    items = [p.strip() for p in patterns.split(",") if p.strip()]
+    if not items:
         raise ValueError(f"--rules {patterns!r} names no rule (e.g. 'PRE-*,FIN-2')")
-    unmatched = [p for p in wanted if not any(fnmatch.fnmatchcase(rid, p) for rid in RULES)]
+    chosen: dict[str, frozenset[str] | None] = {}
+
+    def add(rule_id: str, clauses: frozenset[str] | None) -> None:
+        if rule_id in chosen:
+            before = chosen[rule_id]
+            chosen[rule_id] = None if before is None or clauses is None else before | clauses
+        else:
+            chosen[rule_id] = clauses
+
+    unmatched: list[str] = []
+    for item in items:
+        if item in RULE_SETS:  # a named set stands for its rules this kit has
+            for rule_id, clauses in RULE_SETS[item].items():
+                if rule_id in RULES:
+                    add(rule_id, _clauses(rule_id, clauses, f"rule set {item!r}"))
+        elif ":" in item:
+            rule_id, _, named = item.partition(":")
+            rule_id = rule_id.strip()
+            if rule_id not in RULES:
+                raise ValueError(
+                    f"--rules {item!r}: a clause selection needs one exact rule ID before the "
+                    f"':' ({rule_id!r} is none; toolreg-conformance rules lists them)"
+                )
+            wanted = [c.strip() for c in named.split("+")]
+            if not all(wanted):
+                raise ValueError(f"--rules {item!r}: name the clauses as ID:clause+clause")
+            add(rule_id, _clauses(rule_id, frozenset(wanted), f"--rules {item!r}"))
+        else:
+            matched = [rid for rid in RULES if fnmatch.fnmatchcase(rid, item)]
+            if not matched:
+                unmatched.append(item)
+            for rule_id in matched:
+                add(rule_id, None)
     if unmatched:
         names = ", ".join(repr(p) for p in unmatched)
         raise ValueError(
             f"--rules: {names} matches no rule ID (toolreg-conformance rules lists them)"
         )
-    return [rid for rid in RULES if any(fnmatch.fnmatchcase(rid, p) for p in wanted)]
+    return {rid: chosen[rid] for rid in RULES if rid in chosen}
+
+
+def _clauses(rule_id: str, clauses: frozenset[str] | None, where: str) -> frozenset[str] | None:
+    """``clauses`` of ``rule_id``, each checked against the clauses the rule declares."""
+    if clauses is None:
+        return None
+    declared = RULES[rule_id].clauses
+    unknown = sorted(clauses - set(declared))
+    if unknown:
+        known = ", ".join(declared) or "none"
+        raise ValueError(
+            f"{where}: {', '.join(repr(c) for c in unknown)} is not a clause of {rule_id} "
+            f"(it declares: {known})"
+        )
+    return clauses
+
+
+def select_rules(patterns: str | None) -> list[str]:
+    """The rule IDs ``patterns`` (``None``: every rule) names, in SPEC order (see
+    :func:`select`, which also says which clauses of each)."""
+    return list(select(patterns))
 
 
 @dataclass(frozen=True)
@@ -646,8 +757,14 @@ def run_suite(
     jobs: int = 1,
     adapter_spec: str | None = None,
     tick: Callable[[Tick], None] | None = None,
+    contract: Contract | None = None,
 ) -> RunResult:
     """Run the selected rules' fixtures and properties against ``adapter``; one result.
+
+    ``rules`` is a selection as :func:`select` reads it (rules, globs, ``ID:clause``, a
+    named set); only the selected clauses' verdicts count. ``contract`` classifies every
+    violation (:mod:`conformance.core.contract`): a broken promise is a defect (``fail``),
+    anything else a ``difference``; without one every violation is a defect.
 
     ``jobs > 1`` with an ``adapter_spec`` (``reference``, ``python:MODULE:FACTORY``)
     splits the work across that many worker processes, each re-creating the
@@ -668,8 +785,9 @@ def run_suite(
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
     started = time.monotonic()
-    rule_ids = select_rules(rules)
-    tally = Tally(rule_ids, adapter, report_dir)
+    selection = select(rules)
+    rule_ids = list(selection)
+    tally = Tally(selection, adapter, report_dir, contract=contract)
     parallel = jobs > 1 and parallel_spec(adapter, adapter_spec)
     units = plan(rule_ids, FIXTURES_PER_UNIT if parallel else 1, tally.info.capabilities)
     done: set[int] = set()
@@ -692,6 +810,7 @@ def run_suite(
             incomplete=bool(left),
             not_run=[rid for rid in rule_ids if rid in not_run],
             jobs=ran_jobs,
+            contract=contract.summary() if contract is not None else None,
         )
 
     _Current.result = result

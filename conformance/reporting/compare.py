@@ -9,9 +9,11 @@ Theory of operation
 -------------------
 A cell is a rule's *verdict* in one report, not its bookkeeping: ``expected-fail``
 is the failure it expected (``fail``, ``error`` or ``timeout``), ``unexpected-pass``
-is ``pass``. A failing cell of kind ``error``/``timeout`` also carries the failure
-categories its report recorded. A rule the run did not select (another ``--rules``)
-has no cell: "not judged".
+is ``pass``. A cell says ``defect`` for a failing promised rule (status ``fail``) and
+``difference`` for a rule failing only where the implementation's contract promises
+nothing (``--contract FILE`` classifies a report's failures by a contract). A failing
+cell of kind ``error``/``timeout`` also carries the failure categories its report
+recorded. A rule the run did not select (another ``--rules``) has no cell: "not judged".
 
 Two consecutive columns of one implementation (same name, another version) are two
 releases, and their differences are listed before the matrix, each one classified by
@@ -31,6 +33,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final
 
+from conformance.core.contract import Contract
 from conformance.core.scenario import FixtureError, load_json
 from conformance.vocab import FAILING, NOT_RUN, Status
 
@@ -40,8 +43,11 @@ __all__ = ["Cell", "Change", "Column", "Comparison", "compare", "comparison_mark
 _CLASS: Final = {
     Status.PASS: "pass",
     **{s: "failing" for s in FAILING},
+    Status.DIFFERENCE: "difference",
     **{s: "not-run" for s in NOT_RUN},
 }
+#: What a cell says for a verdict (the status word, but for these).
+_WORDS: Final = {Status.FAIL: "defect", Status.DIFFERENCE: "difference"}
 
 #: (class before, class after) -> kind of change. ``"None"`` is "not judged" (the rule
 #: was not selected, or is new to the kit). Same class: "category-changed" when the
@@ -59,15 +65,33 @@ CHANGES: Final[dict[tuple[str, str], str]] = {
     ("not-run", "pass"): "now-judged",
     ("None", "pass"): "now-judged",
     ("None", "not-run"): "now-judged",
+    # a difference never fails a run: its coming and going is listed apart
+    ("difference", "failing"): "regressed",
+    ("pass", "difference"): "difference-changed",
+    ("difference", "pass"): "difference-changed",
+    ("failing", "difference"): "difference-changed",
+    ("not-run", "difference"): "difference-changed",
+    ("None", "difference"): "difference-changed",
+    ("difference", "not-run"): "no-longer-judged",
+    ("difference", "None"): "no-longer-judged",
 }
 
 #: The order changes are listed in: what a user upgrading must see first.
-KIND_ORDER: Final = ("regressed", "category-changed", "fixed", "no-longer-judged", "now-judged")
+KIND_ORDER: Final = (
+    "regressed",
+    "category-changed",
+    "fixed",
+    "difference-changed",
+    "no-longer-judged",
+    "now-judged",
+)
 
 KIND_TEXT: Final = {
-    "regressed": "regressed (passed or was not judged, now fails)",
+    "regressed": "regressed (passed, differed or was not judged, now fails)",
     "category-changed": "failure changed (another verdict or failure category)",
     "fixed": "fixed (failed, now passes)",
+    "difference-changed": "difference from DSH appeared, vanished or replaced a defect "
+    "(never a failure)",
     "no-longer-judged": "no longer judged (now not-applicable, untested, not-exercised or not run)",
     "now-judged": "now judged (was not-applicable, untested, not-exercised or not run)",
 }
@@ -87,9 +111,10 @@ class Cell:
         return _CLASS[self.status]
 
     def text(self) -> str:
+        word = _WORDS.get(self.status, str(self.status))
         if self.categories:
-            return f"{self.status} ({', '.join(self.categories)})"
-        return str(self.status)
+            return f"{word} ({', '.join(self.categories)})"
+        return word
 
 
 @dataclass(frozen=True)
@@ -185,12 +210,18 @@ def _verdict(rule: dict[str, Any]) -> Status:
     return status
 
 
-def _column(argument: str) -> Column:
+def _column(argument: str, contracts: Sequence[Contract] = ()) -> Column:
     path = _report_path(argument)
     document = load_json(path, "report")
     if "rules" not in document:
         raise FixtureError(str(path), "$", "a protocol-robustness report only: no rules to compare")
     impl = document["implementation"]
+    mine = [c for c in contracts if c.implementation == impl["name"]]
+    mine.sort(key=lambda c: c.version != impl["version"])  # this version's contract first
+    if mine:
+        from conformance.reporting.report import reclassified
+
+        document = reclassified(document, mine[0])
     cells: dict[str, Cell] = {}
     titles: dict[str, str] = {}
     for index, rule in enumerate(document["rules"]):
@@ -239,9 +270,14 @@ def _change(rule: str, before: Cell | None, after: Cell | None) -> Change | None
     return Change(rule, CHANGES[(was, now)], before, after)
 
 
-def compare(reports: Sequence[str]) -> Comparison:
-    """Read the reports (files or publish directories) and compare them, in order."""
-    columns = [_column(r) for r in reports]
+def compare(reports: Sequence[str], contracts: Sequence[Contract] = ()) -> Comparison:
+    """Read the reports (files or publish directories) and compare them, in order.
+
+    A report of an implementation one of ``contracts`` is written for has its failures
+    classified by that contract (the one of its version first); the others keep the
+    classification they were run with.
+    """
+    columns = [_column(r, contracts) for r in reports]
     labels = [c.label for c in columns]
     for i, col in enumerate(columns):  # the same implementation and version twice: say which
         if labels.count(col.label) > 1:
@@ -327,10 +363,18 @@ def comparison_markdown(
                 row.append("—")
             elif cell.status in FAILING:
                 row.append(f"**{_link(cell.text(), cell.counterexample, base)}**")
+            elif cell.status == Status.DIFFERENCE:
+                row.append(_link(cell.text(), cell.counterexample, base))
             else:
                 row.append(cell.text())
         out.append(f"| {rule} {titles.get(rule, '')} | " + " | ".join(row) + " |")
-    out += ["", "— : the rule was not selected by that run (for example `--rules portable`)."]
+    out += [
+        "",
+        "— : the rule was not selected by that run (for example `--rules portable`). "
+        "defect: a failing rule the implementation promises (without a contract, SPEC.md "
+        "promises every rule); difference: it fails only where the implementation's "
+        "contract promises nothing (a difference from DSH, never a defect).",
+    ]
     missing = [(col, cap, why) for col in cols for cap, why in sorted(col.missing.items())]
     if missing:
         out += ["", "## Missing capabilities", ""]

@@ -14,6 +14,17 @@ After a run, :func:`apply_expectations` rewrites the outcomes:
   real status and fails the run, with a hint;
 * an unlisted failing rule fails the run as usual.
 
+A ``difference`` (a rule failing only where the implementation's contract promises nothing,
+:mod:`conformance.core.contract`) never fails the run, listed or not: a listed difference
+that vanished or turned into something else, a listed failure that is now a difference, and
+a difference nobody listed are notes. A listed difference that is now a *defect* (``fail``)
+fails the run like any unlisted failure.
+
+Each entry may document its finding (``requires``, ``does``, ``assessment``, ``evidence``...).
+``assessment`` is ``defect`` or ``difference`` (:data:`ASSESSMENTS`); the older words are
+read as ``difference`` with a deprecation note (:data:`DEPRECATED_ASSESSMENTS`), and
+:func:`check_assessments` says whether a ``defect`` has the evidence one needs.
+
 :func:`updated_expectations` computes the file's next content from a run,
 keeping the reasons and links already written.
 """
@@ -26,21 +37,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.core.contract import Contract
 from conformance.core.rules import RULES
 from conformance.core.runner import RuleOutcome, RunResult
 from conformance.core.scenario import FixtureError, load_json
-from conformance.vocab import FAILING, NOT_RUN
+from conformance.vocab import FAILING, NOT_RUN, Status
 
 __all__ = [
+    "ASSESSMENTS",
+    "DEPRECATED_ASSESSMENTS",
     "FAILING_STATUSES",
     "Expectations",
     "apply_expectations",
+    "check_assessments",
     "load_expectations",
     "updated_expectations",
     "write_expectations",
 ]
 
 FAILING_STATUSES = FAILING
+# The statuses an expect file lists: the failing ones, and differences (which never fail).
+LISTED_STATUSES = (*FAILING, Status.DIFFERENCE)
 # The parts of an entry people write; --update-expect keeps them as they are.
 DOCUMENTATION_KEYS = (
     "link",
@@ -49,8 +66,27 @@ DOCUMENTATION_KEYS = (
     "does",
     "assessment",
     "evidence",
+    "upstream",
+    "note",
     "counterexample",
 )
+
+#: A finding's ``assessment``, and what it means.
+ASSESSMENTS = {
+    "defect": "it breaks what the implementation itself promises (its contract's quote, a "
+    "tracker reference or stated intent)",
+    "difference": "a difference from DSH (the design SPEC.md describes) where the "
+    "implementation promises nothing: not a defect",
+}
+#: The older words, read as ``difference``: none of them is evidence of a broken promise.
+DEPRECATED_ASSESSMENTS = (
+    "documented-choice",
+    "likely-defect",
+    "spec-disagreement",
+    "harness-limitation",
+)
+#: Evidence kinds that ground a ``defect`` without a contract promise.
+DEFECT_EVIDENCE = ("tracker", "intent")
 
 
 @dataclass
@@ -58,6 +94,7 @@ class Expectations:
     implementation: str
     expected: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: str = "<memory>"
+    deprecations: list[str] = field(default_factory=list)  # notes on old vocabulary read
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -74,11 +111,88 @@ def load_expectations(path: str | Path) -> Expectations:
             raise FixtureError(
                 str(path), f"$.expected.{rid}", f"{rid!r} is not a rule ID of this kit"
             )
+    expected = {rid: dict(entry) for rid, entry in document["expected"].items()}
+    old: dict[str, list[str]] = {}  # deprecated word -> the rules written with it
+    for rid, entry in expected.items():
+        word = entry.get("assessment")
+        if word in DEPRECATED_ASSESSMENTS:
+            entry["assessment"] = "difference"
+            old.setdefault(str(word), []).append(rid)
+    deprecations = []
+    if old:
+        words = "; ".join(f"{w!r}: {', '.join(rids)}" for w, rids in sorted(old.items()))
+        deprecations.append(
+            f"{path}: deprecated assessments read as 'difference' ({words}); a finding "
+            "is a 'defect' only with a contract promise, a tracker reference or stated "
+            "intent: write 'defect' or 'difference'"
+        )
     return Expectations(
         implementation=document["implementation"],
-        expected={rid: dict(entry) for rid, entry in document["expected"].items()},
+        expected=expected,
         source=str(path),
+        deprecations=deprecations,
     )
+
+
+def _evidence_items(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    evidence = entry.get("evidence")
+    if isinstance(evidence, Mapping):
+        return [evidence]
+    return []
+
+
+def check_assessments(expectations: Expectations, contract: Contract | None) -> None:
+    """Refuse (FixtureError, exit code 2) a ``defect`` without the evidence one needs.
+
+    A ``defect`` must break what the implementation promises: the contract's promise of
+    its rule (the contract quote), a tracker reference (``tracker``, or ``evidence`` of kind
+    ``tracker``) or stated intent (``evidence`` of kind ``intent``). With a contract, a
+    defect of a rule the contract does not promise at all is refused too: such a failure
+    can only be a difference, and a difference is never called a defect.
+    """
+    source = expectations.source
+    for rid, entry in sorted(expectations.expected.items()):
+        if entry.get("assessment") != "defect":
+            continue
+        where = f"$.expected.{rid}.assessment"
+        if contract is not None:
+            if rid not in contract.promises:
+                raise FixtureError(
+                    source,
+                    where,
+                    f"'defect', but {contract.source} does not promise {rid}: its failures "
+                    "are differences, and a difference is never called a defect (add the "
+                    "promise, with its evidence, to the contract, or assess it 'difference')",
+                )
+            continue
+        grounded = bool(entry.get("tracker")) or any(
+            e.get("kind") in DEFECT_EVIDENCE for e in _evidence_items(entry)
+        )
+        if not grounded:
+            raise FixtureError(
+                source,
+                where,
+                "'defect' needs evidence that the implementation promises otherwise: a "
+                "contract quote (--contract FILE, or DIR/contract.json), a tracker "
+                "reference ('tracker', or evidence of kind 'tracker') or stated intent "
+                "(evidence of kind 'intent'); without one it is a 'difference'",
+            )
+
+
+def check_against_run(expectations: Expectations, result: RunResult) -> None:
+    """Refuse (FixtureError) a ``defect`` on a rule the run found to be a difference."""
+    for outcome in result.rules:
+        entry = expectations.expected.get(outcome.id)
+        if entry is None or entry.get("assessment") != "defect":
+            continue
+        if actual_status(outcome) == Status.DIFFERENCE:
+            why = next((f.why for f in outcome.differences if f.why), "not promised")
+            raise FixtureError(
+                expectations.source,
+                f"$.expected.{outcome.id}.assessment",
+                f"'defect', but {outcome.id} is a difference in this run ({why}): a "
+                "difference is never called a defect",
+            )
 
 
 def _first_message(outcome: RuleOutcome) -> str | None:
@@ -96,12 +210,24 @@ def apply_expectations(result: RunResult, expectations: Expectations) -> list[st
             f"{source} is written for implementation {expectations.implementation!r}, "
             f"but the adapter describes itself as {name!r}"
         )
+    hints += expectations.deprecations
     for outcome in result.rules:
         entry = expectations.expected.get(outcome.id)
         if entry is None:
+            if outcome.status == Status.DIFFERENCE:
+                hints.append(
+                    f"{outcome.id}: a difference not listed in {source} (not a defect, "
+                    "not a failure)"
+                )
             continue
         outcome.expected = dict(entry)
         want = entry["status"]
+        if want == Status.DIFFERENCE or outcome.status == Status.DIFFERENCE:
+            hint = _difference_hint(outcome, want, source)
+            if hint is not None:
+                outcome.reason = hint
+                hints.append(f"{outcome.id}: {hint}")
+            continue
         seen = _categories(outcome)
         if outcome.status == want and entry.get("category") and seen != {entry["category"]}:
             hint = (
@@ -141,6 +267,36 @@ def apply_expectations(result: RunResult, expectations: Expectations) -> list[st
     return hints
 
 
+def _difference_hint(outcome: RuleOutcome, want: str, source: str) -> str | None:
+    """The note for a rule listed as a difference, or ending in one (None: as listed).
+
+    Only a listed difference that is now a defect, an error or a timeout keeps a failing
+    status (and fails the run); every other change is a note.
+    """
+    status = outcome.status
+    if want == status:
+        return None
+    if want == Status.DIFFERENCE:
+        if status == Status.PASS:
+            return (
+                f"listed in {source} as a difference, but it passes now: remove the entry "
+                "(or rerun with --update-expect); a note, not a failure"
+            )
+        if status in FAILING_STATUSES:
+            return f"listed in {source} as a difference, but it ended in {status}" + (
+                ": a defect (the contract promises it)" if status == Status.FAIL else ""
+            )
+        return (
+            f"listed in {source} as a difference, but it was {status} in this run; "
+            "the entry was not confirmed"
+        )
+    return (
+        f"listed in {source} as an expected {want}, but it is now a difference (the "
+        "contract does not promise what fails): fix the entry (or rerun with "
+        "--update-expect); a note, not a failure"
+    )
+
+
 def _categories(outcome: RuleOutcome) -> set[str]:
     """The failure categories of a rule's errors and timeouts (``fail`` has none)."""
     return {f.category for f in (*outcome.errors, *outcome.timeouts) if f.category}
@@ -162,7 +318,7 @@ def updated_expectations(result: RunResult, previous: Expectations | None) -> Ex
     for outcome in result.rules:
         status = actual_status(outcome)
         before: Mapping[str, Any] = old.get(outcome.id, {})
-        if status in FAILING_STATUSES:
+        if status in LISTED_STATUSES:
             entry: dict[str, Any] = {"status": status}
             reason = before.get("reason") or _first_message(outcome)
             if reason:

@@ -7,15 +7,18 @@ What the report page shows, top to bottom:
 
 * the header: the implementation (name, version, language), profile, seed, scenarios,
   capabilities and missing ones, and the verdict;
-* a summary table per rule group (pass / failing the run / other), then every rule with
+* a summary table per rule group (pass / failing the run / differ / other), then every rule with
   its status (a checkbox, in a little inline script, hides the passing ones);
-* the findings, **grouped by root cause**: the failing rules whose counterexample is the
+* the defects, **grouped by root cause**: the failing rules whose counterexample is the
   same scenario (the same scenario content, hence the same ``scenario.id``, or the same
   counterexample file), or whose written finding quotes the same evidence (the same
   line of the same source), are one finding that lists every rule it breaks. A finding shows
   what the expectations say (requires / does / assessment / evidence), from the expect
   file when one is given, else from the report's own ``expected`` blocks, and the messages
   the counterexample violated (its ``required``);
+* then, in their own section ("Differences from DSH"), the differences: the failures the
+  report's contract does not promise, with the same cards and timelines and no defect
+  wording (none without a contract: SPEC.md then promises every rule);
 * per counterexample, a **timeline** of its trace: one lane (a CSS grid row group) per
   call, the trace's events in trace order along the x axis (one column per event, shared
   by every lane so interleaving shows), each ``enter``...``exit``/``throw`` pair (and an
@@ -32,7 +35,8 @@ numbers computed here; the one inline script holds no data, and the page's
 Content-Security-Policy allows only that script (by its hash), so an injected one
 would not run. No network: no external stylesheet, font, script or image.
 
-DOM hooks for tests and tools: ``.finding[data-rules]``, ``.timeline[data-case]``,
+DOM hooks for tests and tools: ``.finding[data-rules]`` (a defect's card),
+``.difference[data-rules]`` (a difference's card, under ``#differences``), ``.timeline[data-case]``,
 ``.lane[data-call]``, ``.event[data-stage][data-index]``, ``.span[data-stage]``,
 ``.answer[data-call]``, ``.violation``; rule rows are ``tr.rule[data-rule][data-status]``.
 """
@@ -93,7 +97,11 @@ td.num, th.num { text-align: right; }
 .status-not-applicable, .status-untested, .status-not-exercised, .status-none { color: #666; }
 .finding { border: 1px solid #bbb; border-left: .4rem solid #c0392b; margin: 1rem 0;
   padding: .5rem 1rem; }
-.finding h3 { margin: .3rem 0; }
+.finding h3, .difference h3 { margin: .3rem 0; }
+.difference { border: 1px solid #bbb; border-left: .4rem solid #2f6db5; margin: 1rem 0;
+  padding: .5rem 1rem; }
+.status-difference { background: #dde8f7; }
+.why { color: #444; font-size: .85em; }
 blockquote { margin: .3rem 0 .3rem 1rem; padding-left: .6rem; border-left: 3px solid #ccc;
   white-space: pre-wrap; }
 .messages li { font-family: ui-monospace, monospace; font-size: .85em; }
@@ -296,10 +304,11 @@ def _findings(
     expected: Mapping[str, Any],
     cases: Mapping[str, Mapping[str, Any]],
 ) -> list[_Finding]:
-    """Failing rules grouped by root cause: rules whose counterexample is the same scenario
-    (or file), or whose written finding quotes the same evidence (the same line of the
-    same source), are one finding. Groups are the connected parts of "shares a key"."""
-    failing = [r for r in rules if str(r.get("status")) in _FINDING_STATUSES]
+    """Rules (their section's view: :func:`_views`) grouped by root cause: rules whose
+    counterexample is the same scenario (or file), or whose written finding quotes the same
+    evidence (the same line of the same source), are one finding. Groups are the connected
+    parts of "shares a key"."""
+    failing = list(rules)
     paths: list[str | None] = []
     keys: list[set[str]] = []
     for rule in failing:
@@ -340,6 +349,28 @@ def _findings(
     return list(out.values())
 
 
+def _views(rules: Iterable[Mapping[str, Any]], differences: bool) -> list[dict[str, Any]]:
+    """The rules one section shows, each with the failures it shows.
+
+    The defects section: every failing rule (``fail``, ``error``, ``timeout``,
+    ``expected-fail``) with its kept failures but the differences. The differences section:
+    every rule with a kept difference, with those only; a rule that also has defects keeps
+    its written finding (``expected``) for the defects section.
+    """
+    out = []
+    for rule in rules:
+        failures = [_dict(f) for f in _list(rule.get("failures"))]
+        differing = [f for f in failures if f.get("kind") == Status.DIFFERENCE]
+        if differences and differing:
+            view = {**rule, "failures": differing}
+            if str(rule.get("status")) != Status.DIFFERENCE:
+                view.pop("expected", None)
+            out.append(view)
+        elif not differences and str(rule.get("status")) in _FINDING_STATUSES:
+            out.append({**rule, "failures": [f for f in failures if f not in differing]})
+    return out
+
+
 def _expect_entry(rule: Mapping[str, Any], expected: Mapping[str, Any] | None) -> dict[str, Any]:
     if expected is not None:
         return _dict(expected.get(str(rule.get("id"))))
@@ -358,10 +389,18 @@ def _expectation_html(rid: str, entry: Mapping[str, Any]) -> list[str]:
         out.append(
             f"<dt>Assessment</dt><dd><code>{_e(entry['assessment'])}</code> {_e(meaning)}</dd>"
         )
+    if entry.get("upstream"):
+        out.append(
+            f'<dt class="upstream">{_e(str(entry["upstream"]).capitalize())}</dt>'
+            f"<dd>{_e(entry.get('note', ''))}</dd>"
+        )
+    elif entry.get("note"):
+        out.append(f"<dt>Note</dt><dd>{_e(entry['note'])}</dd>")
     evidence = _dict(entry.get("evidence"))
     if evidence:
+        kind = f"{evidence['kind']}, " if evidence.get("kind") else ""
         out.append(
-            f"<dt>Evidence ({_e(evidence.get('source', ''))})</dt>"
+            f"<dt>Evidence ({_e(kind)}{_e(evidence.get('source', ''))})</dt>"
             f"<dd><blockquote>{_e(evidence.get('quote', ''))}</blockquote></dd>"
         )
     if entry.get("reason") and not entry.get("does"):
@@ -734,11 +773,14 @@ def _finding_html(
     finding: _Finding,
     expected: Mapping[str, Any] | None,
     files: CaseFiles,
+    kind: str = "finding",
 ) -> list[str]:
+    """One card: ``kind`` ``finding`` (the defects section) or ``difference``."""
     ids = [str(r.get("id")) for r in finding.rules]
+    word = "Difference" if kind == "difference" else "Finding"
     out = [
-        f'<section class="finding" id="finding-{number}" data-rules="{_e(" ".join(ids))}">',
-        f"<h3>Finding {number}: {_e(' + '.join(ids))}</h3>",
+        f'<section class="{kind}" id="{kind}-{number}" data-rules="{_e(" ".join(ids))}">',
+        f"<h3>{word} {number}: {_e(' + '.join(ids))}</h3>",
     ]
     scenario_ids = {
         str(_dict(files.cases[p].get("scenario")).get("id"))
@@ -753,11 +795,17 @@ def _finding_html(
         )
     out.append("<ul>")
     for rule in finding.rules:
+        whys = list(
+            dict.fromkeys(str(f["why"]) for f in _list(rule.get("failures")) if f.get("why"))
+        )
+        why = (
+            f'<br><span class="why">why a difference: {_e("; ".join(whys))}</span>' if whys else ""
+        )
         out.append(
             f'<li><a href="#rule-{_slug(rule.get("id"))}">{_e(rule.get("id"))}</a> '
             f"{_e(rule.get('title', ''))}: "
             f'<span class="{_status_class(rule.get("status"))}">'
-            f"{_e(rule.get('status'))}</span></li>"
+            f"{_e(rule.get('status'))}</span>{why}</li>"
         )
     out.append("</ul>")
     for rule in finding.rules:
@@ -862,6 +910,9 @@ def report_html(
     verdict = "CONFORMANT" if conformant else "NOT CONFORMANT"
     if conformant and known:
         verdict = f"NOT CONFORMANT, exactly as expected ({known} known failures)"
+    differing = sum(r.get("status") == Status.DIFFERENCE for r in rules)
+    if differing:
+        verdict += f" ({differing} differences from DSH, none a defect)"
     if document.get("incomplete") is True:
         verdict = "INCOMPLETE: interrupted before every rule ran"
     body = [f"<header><h1>{_e(title)}</h1>", '<table class="meta">']
@@ -880,6 +931,17 @@ def report_html(
     rows += [(f"missing {c}", why) for c, why in sorted(_dict(impl.get("missing")).items())]
     if document.get("expectFile"):
         rows.append(("expectations", document["expectFile"]))
+    judged_by = _dict(document.get("contract"))
+    if judged_by:
+        rows.append(
+            (
+                "contract",
+                f"{judged_by.get('file', '')} ({judged_by.get('implementation', '')} "
+                f"{judged_by.get('version', '')}: {judged_by.get('basis', '')})",
+            )
+        )
+    else:
+        rows.append(("contract", "none: SPEC.md is the contract (every rule promised)"))
     kit = _dict(document.get("kit"))
     if kit:
         rows.append(("kit", f"{kit.get('name', '')} {kit.get('version', '')}"))
@@ -893,7 +955,8 @@ def report_html(
 
     body += ["<h2>Summary</h2>", '<table class="groups"><tr><th>group</th>']
     body.append(
-        '<th class="num">pass</th><th class="num">failing</th><th class="num">other</th></tr>'
+        '<th class="num">pass</th><th class="num">failing</th><th class="num">differ</th>'
+        '<th class="num">other</th></tr>'
     )
     groups: dict[str, list[dict[str, Any]]] = {}
     for rule in rules:
@@ -901,33 +964,80 @@ def report_html(
     for group, members in groups.items():
         passed = sum(r.get("status") == Status.PASS for r in members)
         failing = sum(_failing(r.get("status"), profile) for r in members)
-        other = len(members) - passed - failing
+        differs = sum(r.get("status") == Status.DIFFERENCE for r in members)
+        other = len(members) - passed - failing - differs
         body.append(
             f'<tr data-group="{_e(group)}"><td>{_e(group)}</td><td class="num">{passed}</td>'
-            f'<td class="num">{failing}</td><td class="num">{other}</td></tr>'
+            f'<td class="num">{failing}</td><td class="num">{differs}</td>'
+            f'<td class="num">{other}</td></tr>'
         )
     body.append("</table>")
 
-    findings = _findings(rules, expected if expected is not None else {}, files.cases)
-    body += ["<h2>Findings</h2>"]
+    written = expected if expected is not None else {}
+    findings = _findings(_views(rules, False), written, files.cases)
+    contract = _dict(document.get("contract"))
+    body += ["<h2>Defects</h2>"]
+    if contract:
+        promised = f"the rules its contract <code>{_e(contract.get('file', ''))}</code> promises"
+    else:
+        promised = "the rules of SPEC.md (no contract was given: every rule is promised)"
     if findings:
         broken = sum(len(f.rules) for f in findings)
         body.append(
-            f"<p>{len(findings)} root cause(s) behind {broken} failing rule(s): rules whose "
-            "counterexample is the same scenario, or whose written finding quotes the same "
-            "evidence, are one finding.</p>"
+            f"<p>{len(findings)} root cause(s) behind {broken} failing rule(s) -- failures of "
+            f"{promised}, and any error or timeout: rules whose counterexample is the same "
+            "scenario, or whose written finding quotes the same evidence, are one finding.</p>"
         )
         body.append(_legend())
     else:
-        body.append("<p>No failing rule.</p>")
+        body.append(f"<p>No failing rule: {promised} hold.</p>")
     for number, finding in enumerate(findings, 1):
         body += _finding_html(number, finding, expected, files)
+
+    # the differences: failures of what the contract does not promise, never a defect
+    differing_views = _views(rules, True)
+    own = {str(r.get("id")) for r in differing_views if r.get("status") == Status.DIFFERENCE}
+    written_differences = {rid: e for rid, e in written.items() if rid in own}
+    differences = _findings(differing_views, written_differences, files.cases)
+    body.append('<h2 id="differences">Differences from DSH</h2>')
+    if not contract:
+        body.append(
+            "<p>None: no contract was given, so SPEC.md is the contract, every rule is "
+            "promised and every failure is a defect.</p>"
+        )
+    elif not differences:
+        body.append(
+            f"<p>None. Judged by the contract <code>{_e(contract.get('file', ''))}</code> "
+            f"({_e(contract.get('implementation', ''))} {_e(contract.get('version', ''))}: "
+            f"{_e(contract.get('basis', ''))}).</p>"
+        )
+    else:
+        body.append(
+            f"<p>Judged by the contract <code>{_e(contract.get('file', ''))}</code> "
+            f"({_e(contract.get('implementation', ''))} {_e(contract.get('version', ''))}: "
+            f"{_e(contract.get('basis', ''))}). {len(differences)} root cause(s) behind "
+            f"{sum(len(f.rules) for f in differences)} rule(s) that fail where this "
+            "contract promises nothing: how this implementation differs from DSH, the "
+            "design SPEC.md describes. A difference is not a defect and does not make the "
+            "run non-conformant.</p>"
+        )
+        if not findings:
+            body.append(_legend())
+    for number, finding in enumerate(differences, 1):
+        body += _finding_html(
+            number,
+            finding,
+            written_differences if expected is not None else None,
+            files,
+            "difference",
+        )
     if files.missing:
         body.append('<p class="note missing">Counterexample files not shown: ')
         body.append(", ".join(f"<code>{_e(p)}</code> ({_e(w)})" for p, w in files.missing.items()))
         body.append("</p>")
 
     finding_of = {str(r.get("id")): n for n, f in enumerate(findings, 1) for r in f.rules}
+    difference_of = {str(r.get("id")): n for n, f in enumerate(differences, 1) for r in f.rules}
     body += [
         "<h2>Rules</h2>",
         '<p><label><input type="checkbox" id="only-failing"> only rules with a problem</label></p>',
@@ -944,10 +1054,17 @@ def report_html(
             if rid in finding_of
             else ""
         )
+        if rid in difference_of:
+            n = difference_of[rid]
+            where += f' <a href="#difference-{n}">difference {n}</a>'
+        clauses = _list(rule.get("clauses"))
+        title = str(rule.get("title", ""))
+        if clauses:
+            title += f" (clauses judged: {', '.join(map(str, clauses))})"
         body.append(
             f'<tr class="rule" id="rule-{_slug(rid)}" data-rule="{_e(rid)}" '
             f'data-status="{_e(status)}" data-failing="{str(problem).lower()}">'
-            f"<td>{_e(rid)}</td><td>{_e(rule.get('title', ''))}</td>"
+            f"<td>{_e(rid)}</td><td>{_e(title)}</td>"
             f'<td class="{_status_class(status)}">{_e(status)}</td>'
             f'<td class="num">{_e(rule.get("checks", 0))}</td><td>{_e(note)}{where}</td></tr>'
         )
@@ -978,7 +1095,7 @@ def _cell_html(cell: Cell | None, base: Path) -> str:
     if cell is None:
         return '<td class="cell status-none" data-status="">—</td>'
     text = _e(cell.text())
-    if cell.status in FAILING and cell.counterexample:
+    if cell.status in (*FAILING, Status.DIFFERENCE) and cell.counterexample:
         text = f'<a href="{_e(_href(cell.counterexample, base))}">{text}</a>'
     title = f' title="{_e(cell.reason)}"' if cell.reason else ""
     status = f'class="cell {_status_class(cell.status)}" data-status="{_e(cell.status)}"'
@@ -1047,7 +1164,12 @@ def comparison_html(comparison: Comparison, base: Path = Path(), title: str | No
         body.append(
             f'<tr data-rule="{_e(rule)}"><td>{_e(rule)} {_e(titles.get(rule, ""))}</td>{cells}</tr>'
         )
-    body.append("</table><p>— : the rule was not selected by that run.</p>")
+    body.append(
+        "</table><p>— : the rule was not selected by that run. defect: a failing rule the "
+        "implementation promises (without a contract, SPEC.md promises every rule); "
+        "difference: it fails only where the implementation's contract promises nothing "
+        "(a difference from DSH, never a defect).</p>"
+    )
     missing = [(col, cap, why) for col in cols for cap, why in sorted(col.missing.items())]
     if missing:
         body.append("<h2>Missing capabilities</h2><ul>")

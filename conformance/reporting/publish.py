@@ -9,13 +9,21 @@ writes, in ``DIR``:
 * ``cases/<RULE>.json`` -- one replayable counterexample per failing rule,
   preferring a hand-written fixture over a generated (shrunk) scenario, since
   it is the easier one to read;
-* ``expect.json`` -- the expectations for ``run --expect``: every failing rule
-  with its status and category, keeping what people wrote (requires, does,
-  assessment, evidence, link) and pointing ``counterexample`` at its case;
+* ``expect.json`` -- the expectations for ``run --expect``: every failing rule (and
+  every difference) with its status and category, keeping what people wrote (requires,
+  does, assessment, evidence, upstream, note, link) and pointing ``counterexample`` at its
+  case;
 * ``README.md`` -- the Markdown report rendered from ``report.json``, with the
   findings of ``expect.json`` first;
 * ``report.html`` -- the same as one self-contained page (findings by root cause, a
   timeline per counterexample).
+
+The failures are classified by the implementation's contract, ``DIR/contract.json`` when
+it exists (or ``contract=``; :mod:`conformance.core.contract`): a failing promised rule is a
+defect, any other failing rule a difference from DSH, published in its own section. Before
+the run, a written ``assessment: defect`` without the evidence one needs (a contract
+promise, a tracker reference, stated intent) is refused, and after it a ``defect`` on a rule
+that turned out a difference: a malformed input, exit code 2, nothing written.
 
 Re-running it after an upstream release shows, in the diff, exactly which
 findings changed.
@@ -32,16 +40,21 @@ from pathlib import Path
 from typing import Any
 
 from conformance.core.adapter import Adapter
+from conformance.core.contract import Contract, load_contract
 from conformance.core.runner import RuleOutcome, Tick, run_suite
 from conformance.reporting.expectations import (
     Expectations,
     apply_expectations,
+    check_against_run,
+    check_assessments,
     load_expectations,
     updated_expectations,
     write_expectations,
 )
 from conformance.reporting.report import findings_markdown, report_json, report_markdown
-from conformance.vocab import FAILING
+from conformance.vocab import FAILING, Status
+
+PUBLISHED = (*FAILING, Status.DIFFERENCE)  # the statuses whose case is published
 
 __all__ = ["publish"]
 
@@ -76,8 +89,12 @@ def publish(
     rules: str | None = None,
     progress: Callable[[str], None] = lambda line: None,
     tick: Callable[[Tick], None] | None = None,
+    contract: str | Path | None = None,
 ) -> tuple[Expectations, bool]:
     """Run, then write report.json, cases/, expect.json and README.md into ``directory``.
+
+    ``contract`` is the implementation's contract file (default: ``DIR/contract.json``
+    when it exists; none: every rule is promised); report.json records which.
 
     A ``NOTES.md`` beside them (the adapter's mapping, what it cannot express, findings
     no generator reaches) is written by people: it is copied into README.md verbatim,
@@ -93,6 +110,11 @@ def publish(
     out.mkdir(parents=True, exist_ok=True)
     expect_path = out / "expect.json"
     previous = load_expectations(expect_path) if expect_path.exists() else None
+    if contract is None and (out / "contract.json").exists():
+        contract = out / "contract.json"
+    promises: Contract | None = load_contract(contract) if contract is not None else None
+    if previous is not None:
+        check_assessments(previous, promises)  # before a long run
     with tempfile.TemporaryDirectory() as scratch:
         result = run_suite(
             adapter,
@@ -101,7 +123,14 @@ def publish(
             report_dir=Path(scratch),
             progress=progress,
             tick=tick,
+            contract=promises,
         )
+        if previous is not None:
+            check_against_run(previous, result)
+        if promises is not None and result.contract is not None:
+            result.contract["file"] = _shown(Path(promises.source), out)
+            info = result.implementation
+            result.notes += promises.notes_for(info.name, info.version)
         cases = out / "cases"
         if cases.exists():
             shutil.rmtree(cases)
@@ -110,7 +139,7 @@ def publish(
         sources: dict[str, str] = {}  # rule -> the scratch counterexample it came from
         for outcome in result.rules:
             source = _best_case(outcome)
-            if source is not None and outcome.status in FAILING:
+            if source is not None and outcome.status in PUBLISHED:
                 target = cases / f"{outcome.id}.json"
                 case = json.loads(Path(source).read_text(encoding="utf-8"))
                 target.write_text(json.dumps(case, indent=2, sort_keys=True) + "\n")
@@ -135,19 +164,21 @@ def publish(
     document: dict[str, Any] = report_json(result, "expect.json")
     (out / "report.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     selection = f" --rules {shlex.quote(rules)}" if rules else ""
+    judged_by = f" --contract {shlex.quote(str(promises.source))}" if promises else ""
+    implicit = promises is not None and Path(promises.source) == out / "contract.json"
     intro = [
         "## How this was produced",
         "",
         "```sh",
         f"toolreg-conformance publish --adapter {shlex.quote(spec)} --dir {out} "
-        f"--profile {profile}{selection}",
+        f"--profile {profile}{selection}{'' if implicit else judged_by}",
         "```",
         "",
         "Gate a later run against these findings, and check that each case still fails:",
         "",
         "```sh",
         f"toolreg-conformance run --adapter {shlex.quote(spec)} --profile {profile}{selection} "
-        f"--expect {out / 'expect.json'}",
+        f"{judged_by.lstrip()}{' ' if judged_by else ''}--expect {out / 'expect.json'}",
         f"toolreg-conformance replay {out / 'cases'}/*.json --adapter {shlex.quote(spec)} "
         "--expect-fail",
         "```",
@@ -159,6 +190,14 @@ def publish(
     (out / "README.md").write_text(report_markdown(result, "expect.json", findings))
     write_page(out)
     return expectations, result.conformant
+
+
+def _shown(path: Path, directory: Path) -> str:
+    """``path`` relative to ``directory`` when it lies inside it (a published contract.json)."""
+    try:
+        return path.resolve().relative_to(directory.resolve()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def write_page(directory: Path) -> Path:

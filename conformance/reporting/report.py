@@ -8,6 +8,7 @@ the reports point at them.
 
 from __future__ import annotations
 
+import copy
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
@@ -15,15 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from conformance.core.adapter import AdapterInfo
+from conformance.core.contract import Contract
 from conformance.core.runner import Failure, RuleOutcome, RunResult
+from conformance.reporting.expectations import ASSESSMENTS
 from conformance.vocab import FAILING, NOT_RUN, Status
 
 __all__ = [
+    "ASSESSMENTS",
     "STATUSES",
+    "differences_markdown",
     "findings_markdown",
     "group_counts",
+    "reclassified",
     "report_json",
     "result_from_json",
+    "verdict_text",
     "write_reports",
 ]
 
@@ -45,13 +52,19 @@ def groups(result: RunResult) -> dict[str, list[RuleOutcome]]:
     return out
 
 
-def group_counts(result: RunResult) -> list[tuple[str, int, int, int]]:
-    """(group, passed, failing the run, other) per rule group, in run order."""
+def group_counts(result: RunResult) -> list[tuple[str, int, int, int, int]]:
+    """(group, passed, failing the run, differing, other) per rule group, in run order.
+
+    ``differing``: rules whose status is ``difference`` (they never fail the run).
+    """
     rows = []
     for group, outcomes in groups(result).items():
         passed = sum(o.status == Status.PASS for o in outcomes)
         failing = sum(result.failing(o) for o in outcomes)
-        rows.append((group, passed, failing, len(outcomes) - passed - failing))
+        differing = sum(o.status == Status.DIFFERENCE for o in outcomes)
+        rows.append(
+            (group, passed, failing, differing, len(outcomes) - passed - failing - differing)
+        )
     return rows
 
 
@@ -59,6 +72,69 @@ def all_failures(outcome: RuleOutcome) -> Iterable[tuple[str, Failure]]:
     for kind, bucket in outcome.buckets():
         for failure in bucket:
             yield str(kind), failure
+
+
+def defect_failures(outcome: RuleOutcome) -> Iterable[tuple[str, Failure]]:
+    """Every kept failure but the differences: defects, errors and timeouts."""
+    return ((k, f) for k, f in all_failures(outcome) if k != Status.DIFFERENCE)
+
+
+def verdict_text(result: RunResult) -> str:
+    """CONFORMANT / NOT CONFORMANT..., saying how many differences there are (never failing)."""
+    verdict = "CONFORMANT" if result.conformant else "NOT CONFORMANT"
+    known = sum(o.status == Status.EXPECTED_FAIL for o in result.rules)
+    if result.conformant and known:
+        verdict = f"NOT CONFORMANT, exactly as expected ({known} known failures)"
+    differing = sum(o.status == Status.DIFFERENCE for o in result.rules)
+    if differing:
+        verdict += f" ({differing} differences from DSH, none a defect)"
+    if result.incomplete:
+        verdict = "INCOMPLETE: interrupted before every rule ran"
+    return verdict
+
+
+def _failure_line(kind: str, failure: Failure) -> str:
+    where = f" — counterexample `{failure.counterexample}`" if failure.counterexample else ""
+    category = f" [{failure.category}]" if failure.category else ""
+    clause = f" (clause `{failure.clause}`)" if failure.clause else ""
+    return f"- {kind}{category}{clause} on `{failure.scenario_id}`: {failure.message}{where}"
+
+
+def _clauses_note(outcome: RuleOutcome) -> str:
+    """`` (clauses judged: a, b)`` for a rule with named clauses."""
+    if not outcome.clauses:
+        return ""
+    return f" (clauses judged: {', '.join(outcome.clauses)})"
+
+
+def differences_markdown(result: RunResult) -> list[str]:
+    """The run's differences from DSH: every kept failure the contract does not promise."""
+    lines = ["## Differences from DSH", ""]
+    contract = result.contract
+    if contract is None:
+        return [
+            *lines,
+            "None: no contract was given, so SPEC.md is the contract, every rule is "
+            "promised and every failure is a defect.",
+            "",
+        ]
+    lines += [
+        f"Judged by the contract `{contract['file']}` ({contract['implementation']} "
+        f"{contract['version']}: {contract['basis']}). A difference is a failure of "
+        "something that contract does not promise: how this implementation differs from "
+        "DSH, the design SPEC.md describes. It is not a defect and does not make the run "
+        "non-conformant.",
+        "",
+    ]
+    differing = [o for o in result.rules if o.differences]
+    if not differing:
+        return [*lines, "None.", ""]
+    for o in differing:
+        lines += [f"### {o.id} ({o.status}): {o.title}", ""]
+        lines += [_failure_line("difference", f) for f in o.differences]
+        whys = list(dict.fromkeys(f.why for f in o.differences if f.why))
+        lines += ["", *(f"Why a difference: {why}." for why in whys), ""]
+    return lines
 
 
 def _cell(text: Any) -> str:
@@ -81,19 +157,19 @@ def report_markdown(
     ]
     if expect_file:
         lines.append(f"- expectations: `{expect_file}`")
-    verdict = "CONFORMANT" if result.conformant else "NOT CONFORMANT"
-    known = sum(o.status == Status.EXPECTED_FAIL for o in result.rules)
-    if result.conformant and known:
-        verdict = f"NOT CONFORMANT, exactly as expected ({known} known failures)"
-    if result.incomplete:
-        verdict = "INCOMPLETE: interrupted before every rule ran"
-    lines += [f"- result: **{verdict}**"]
+    if result.contract is not None:
+        contract = result.contract
+        lines.append(
+            f"- contract: `{contract['file']}` ({contract['implementation']} "
+            f"{contract['version']}: {_cell(contract['basis'])})"
+        )
+    lines += [f"- result: **{verdict_text(result)}**"]
     if result.incomplete:
         not_run = ", ".join(result.not_run) or "none"
         lines.append(f"- not run (in full): {not_run}")
     lines.append("")
-    lines += ["| group | pass | failing | other |", "|---|---:|---:|---:|"]
-    lines += [f"| {g} | {p} | {f} | {o} |" for g, p, f, o in group_counts(result)]
+    lines += ["| group | pass | failing | differ | other |", "|---|---:|---:|---:|---:|"]
+    lines += [f"| {g} | {p} | {f} | {d} | {o} |" for g, p, f, d, o in group_counts(result)]
     lines.append("")
     lines += findings
     for group, outcomes in groups(result).items():
@@ -105,26 +181,21 @@ def report_markdown(
         ]
         for o in outcomes:
             note = o.reason or ""
-            if not note and (o.failures or o.errors or o.timeouts):
+            if not note and o.problems():
                 note = next(iter(all_failures(o)))[1].message
             status = f"**{o.status}**" if result.failing(o) else o.status
-            lines.append(f"| {o.id} | {_cell(o.title)} | {status} | {o.checks} | {_cell(note)} |")
+            title = _cell(o.title + _clauses_note(o))
+            lines.append(f"| {o.id} | {title} | {status} | {o.checks} | {_cell(note)} |")
         lines.append("")
-        failed = [o for o in outcomes if any(True for _ in all_failures(o))]
+        failed = [o for o in outcomes if any(True for _ in defect_failures(o))]
         for o in failed:
             lines.append(f"### {o.id} ({o.status})")
             lines.append("")
-            for kind, failure in all_failures(o):
-                where = (
-                    f" — counterexample `{failure.counterexample}`"
-                    if failure.counterexample
-                    else ""
-                )
-                category = f" [{failure.category}]" if failure.category else ""
-                lines.append(
-                    f"- {kind}{category} on `{failure.scenario_id}`: {failure.message}{where}"
-                )
+            lines += [_failure_line(kind, failure) for kind, failure in defect_failures(o)]
+            if o.differences:
+                lines.append(f"- and {len(o.differences)} difference(s): see Differences from DSH")
             lines.append("")
+    lines += differences_markdown(result)
     if result.notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in result.notes] + [""]
     if result.coverage is not None:
@@ -215,6 +286,56 @@ def _transport_section(transport: dict[str, Any]) -> list[str]:
     return lines
 
 
+def reclassified(document: Mapping[str, Any], contract: Contract) -> dict[str, Any]:
+    """A copy of ``report.json`` whose violations are classified by ``contract``.
+
+    Each kept violation (kind ``fail`` or ``difference``) is classified again from its
+    rule, clause and scenario (:func:`~conformance.core.contract.classify`), and a rule
+    that failed becomes ``fail`` if one of them is a defect, else ``difference``; errors,
+    timeouts and the other statuses stay. ``conformant`` is computed again, and a note says
+    the classification came after the run (from the failures it kept).
+    """
+    from conformance.core.contract import classify
+
+    out = copy.deepcopy(dict(document))
+    profile = str(out.get("profile", "ci"))
+    for rule in out.get("rules", []):
+        rid = str(rule["id"])
+        rule["promised"] = contract.promised(rid) if rid in contract.promises else False
+        violations, others = [], []
+        for failure in rule["failures"]:
+            if failure["kind"] not in (Status.FAIL, Status.DIFFERENCE):
+                others.append(failure)
+                continue
+            kind = classify(contract, rid, failure.get("clause"), str(failure["scenario"]))
+            failure["kind"] = str(Status.FAIL if kind.defect else Status.DIFFERENCE)
+            failure.pop("why", None)
+            if kind.why:
+                failure["why"] = kind.why
+            violations.append(failure)
+        violations.sort(key=lambda f: f["kind"] != Status.FAIL)  # the bucket order
+        rule["failures"] = violations + others
+        status = rule["status"]
+        expected = (rule.get("expected") or {}).get("status")
+        actual = expected if status == Status.EXPECTED_FAIL else status
+        if actual in (Status.FAIL, Status.DIFFERENCE) and violations:
+            now = Status.FAIL if any(f["kind"] == Status.FAIL for f in violations) else None
+            now = now or Status.DIFFERENCE
+            if status != Status.EXPECTED_FAIL or now != expected:
+                rule["status"] = str(now)
+    out["contract"] = contract.summary()
+    out["conformant"] = (
+        not out.get("incomplete")
+        and not out.get("kitErrors")
+        and not any(Status(r["status"]).fails_run(profile) for r in out.get("rules", []))
+    )
+    out["notes"] = [
+        *out.get("notes", []),
+        f"classified by {contract.source} after the run, from the failures it kept",
+    ]
+    return out
+
+
 def result_from_json(document: dict[str, Any]) -> RunResult:
     """A RunResult back from ``report.json`` (so Markdown can be re-rendered from it)."""
     impl = document["implementation"]
@@ -239,8 +360,17 @@ def result_from_json(document: dict[str, Any]) -> RunResult:
         buckets = {str(kind): bucket for kind, bucket in outcome.buckets()}
         for f in rule["failures"]:
             buckets[f["kind"]].append(
-                Failure(f["message"], f["scenario"], f["counterexample"], f.get("category"))
+                Failure(
+                    f["message"],
+                    f["scenario"],
+                    f["counterexample"],
+                    f.get("category"),
+                    f.get("clause"),
+                    f.get("why"),
+                )
             )
+        outcome.clauses = list(rule["clauses"]) if "clauses" in rule else None
+        outcome.promised = rule.get("promised")
         rules.append(outcome)
     return RunResult(
         implementation=info,
@@ -256,56 +386,81 @@ def result_from_json(document: dict[str, Any]) -> RunResult:
         incomplete=bool(document.get("incomplete", False)),
         not_run=list(document.get("notRun", [])),
         coverage=document.get("coverage"),
+        contract=document.get("contract"),
     )
 
 
-ASSESSMENTS = {
-    "documented-choice": "a deliberate, documented choice of the implementation",
-    "likely-defect": "looks like a defect: the implementation's docs do not present it as intended",
-    "spec-disagreement": "the spec and the implementation disagree (recorded in SPEC.md)",
-    "harness-limitation": "the harness cannot express what the rule needs",
-}
+def _finding_lines(rid: str, entry: dict[str, Any], base: str, adapter: str) -> list[str]:
+    category = f", {entry['category']}" if entry.get("category") else ""
+    lines = [f"### {rid}", "", f"Status: {entry['status']}{category}.", ""]
+    if entry.get("requires"):
+        lines.append(f"- **The spec requires:** {entry['requires']}")
+    if entry.get("does"):
+        lines.append(f"- **The implementation does:** {entry['does']}")
+    if entry.get("assessment"):
+        meaning = ASSESSMENTS.get(entry["assessment"], "")
+        lines.append(f"- **Assessment:** `{entry['assessment']}` — {meaning}")
+    if entry.get("upstream"):
+        lines.append(f"- **{entry['upstream'].capitalize()}:** {entry.get('note', '')}")
+    elif entry.get("note"):
+        lines.append(f"- **Note:** {entry['note']}")
+    evidence = entry.get("evidence")
+    if evidence:
+        kind = f"{evidence['kind']}, " if evidence.get("kind") else ""
+        lines.append(f"- **Evidence** ({kind}{evidence['source']}):")
+        lines += ["", *(f"  > {line}" for line in evidence["quote"].splitlines()), ""]
+    if entry.get("counterexample"):
+        path = f"{base}{entry['counterexample']}"
+        lines.append(f'- **Replay:** `toolreg-conformance replay {path} --adapter "{adapter}"`')
+    if entry.get("reason") and not entry.get("does"):
+        lines.append(f"- {entry['reason']}")
+    if entry.get("link"):
+        lines.append(f"- Tracked: {entry['link']}")
+    if entry.get("tracker"):
+        lines.append(f"- Public tracker: {entry['tracker']}")
+    lines.append("")
+    return lines
+
+
+def _assessment_cell(entry: dict[str, Any]) -> str:
+    text = str(entry.get("assessment", ""))
+    if entry.get("upstream"):
+        text = f"{text} ({entry['upstream']})".strip()
+    return text
 
 
 def findings_markdown(
     expected: dict[str, dict[str, Any]], base: str = "", adapter: str = "ADAPTER"
 ) -> list[str]:
-    """One section per expected failure: what the spec requires, what happens, and why."""
-    lines = ["## Findings", ""]
+    """One section per expected failure: what the spec requires, what happens, and why.
+
+    The defects (and errors, timeouts) come first, under "Findings: defects"; the
+    differences after them, in their own section.
+    """
+    lines = ["## Findings: defects", ""]
     if not expected:
         return [*lines, "No known failures.", ""]
-    lines += ["| rule | status | assessment |", "|---|---|---|"]
-    for rid in sorted(expected):
-        entry = expected[rid]
-        lines.append(
-            f"| [{rid}](#{rid.lower()}) | {entry['status']} | {entry.get('assessment', '')} |"
-        )
-    lines.append("")
-    for rid in sorted(expected):
-        entry = expected[rid]
-        category = f", {entry['category']}" if entry.get("category") else ""
-        lines += [f"### {rid}", "", f"Status: {entry['status']}{category}.", ""]
-        if entry.get("requires"):
-            lines.append(f"- **The spec requires:** {entry['requires']}")
-        if entry.get("does"):
-            lines.append(f"- **The implementation does:** {entry['does']}")
-        if entry.get("assessment"):
-            meaning = ASSESSMENTS.get(entry["assessment"], "")
-            lines.append(f"- **Assessment:** `{entry['assessment']}` — {meaning}")
-        evidence = entry.get("evidence")
-        if evidence:
-            lines.append(f"- **Evidence** ({evidence['source']}):")
-            lines += ["", *(f"  > {line}" for line in evidence["quote"].splitlines()), ""]
-        if entry.get("counterexample"):
-            path = f"{base}{entry['counterexample']}"
-            lines.append(f'- **Replay:** `toolreg-conformance replay {path} --adapter "{adapter}"`')
-        if entry.get("reason") and not entry.get("does"):
-            lines.append(f"- {entry['reason']}")
-        if entry.get("link"):
-            lines.append(f"- Tracked: {entry['link']}")
-        if entry.get("tracker"):
-            lines.append(f"- Public tracker: {entry['tracker']}")
+    defects = sorted(r for r, e in expected.items() if e["status"] != Status.DIFFERENCE)
+    differing = sorted(r for r, e in expected.items() if e["status"] == Status.DIFFERENCE)
+    for rule_ids, empty in ((defects, "No known defect."), (differing, "")):
+        if rule_ids is differing:
+            lines += [
+                "## Findings: differences from DSH",
+                "",
+                "Failures of what this implementation does not promise: not defects.",
+                "",
+            ]
+        if not rule_ids:
+            lines += [empty or "None.", ""]
+            continue
+        lines += ["| rule | status | assessment |", "|---|---|---|"]
+        for rid in rule_ids:
+            entry = expected[rid]
+            cell = _assessment_cell(entry)
+            lines.append(f"| [{rid}](#{rid.lower()}) | {entry['status']} | {cell} |")
         lines.append("")
+        for rid in rule_ids:
+            lines += _finding_lines(rid, expected[rid], base, adapter)
     return lines
 
 
@@ -338,9 +493,9 @@ def report_junit(result: RunResult) -> ET.ElementTree:
         details = "\n".join(
             f"{kind} on {f.scenario_id}: {f.message}"
             + (f"\ncounterexample: {f.counterexample}" if f.counterexample else "")
-            for kind, f in all_failures(o)
+            for kind, f in defect_failures(o)
         )
-        first = next(iter(all_failures(o)), None)
+        first = next(iter(defect_failures(o)), None)
         message = first[1].message if first else (o.reason or o.status)
         if o.status == "fail":
             ET.SubElement(case, "failure", message=message, type="fail").text = details
@@ -359,8 +514,21 @@ def report_junit(result: RunResult) -> ET.ElementTree:
             ET.SubElement(
                 case, "failure", message=o.reason or "not exercised", type="not-exercised"
             )
-        if details and o.status not in FAILING:
-            ET.SubElement(case, "system-out").text = details
+        out = [details] if details and o.status not in FAILING else []
+        if o.differences:  # passed (a difference never fails the run), shown on stdout
+            out.append(
+                f"difference from DSH, not a defect: {len(o.differences)} failure(s) of what "
+                "the contract does not promise"
+            )
+            out += [
+                f"difference on {f.scenario_id}: {f.message}"
+                + (f" (clause {f.clause})" if f.clause else "")
+                + (f"\nwhy: {f.why}" if f.why else "")
+                + (f"\ncounterexample: {f.counterexample}" if f.counterexample else "")
+                for f in o.differences
+            ]
+        if out:
+            ET.SubElement(case, "system-out").text = "\n".join(out)
     if result.kit_errors:
         case = ET.SubElement(suite, "testcase", classname="kit", name="kit-errors")
         error = ET.SubElement(case, "error", message=result.kit_errors[0], type="kit-error")

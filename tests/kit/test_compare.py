@@ -116,7 +116,7 @@ def test_an_expected_failure_is_the_failure_it_expected_and_no_change(tmp_path: 
 
 
 def test_the_change_table_covers_every_pair_of_verdict_classes() -> None:
-    classes = ("pass", "failing", "not-run", "None")
+    classes = ("pass", "failing", "difference", "not-run", "None")
     assert set(CHANGES) == {(a, b) for a in classes for b in classes if a != b}
     assert set(CHANGES.values()) <= set(KIND_ORDER)
 
@@ -128,7 +128,7 @@ def test_different_implementations_get_a_matrix_but_no_changes(tmp_path: Path) -
     assert comparison.changes == []
     text = comparison_markdown(comparison, tmp_path)
     assert "Changes between releases" not in text
-    assert "| PRE-1 title of PRE-1 | pass | **[fail](b/cases/X.json)** |" in text
+    assert "| PRE-1 title of PRE-1 | pass | **[defect](b/cases/X.json)** |" in text
 
 
 def test_the_markdown_lists_changes_first_and_marks_unjudged_cells(tmp_path: Path) -> None:
@@ -136,7 +136,7 @@ def test_the_markdown_lists_changes_first_and_marks_unjudged_cells(tmp_path: Pat
     out.mkdir()
     text = comparison_markdown(compare(releases(tmp_path)), out)
     assert text.index("## Changes between releases") < text.index("## Rules x implementations")
-    assert "  - PRE-2: pass -> fail" in text
+    assert "  - PRE-2: pass -> defect" in text
     assert "  - PRE-4: error (adapter-raised) -> error (malformed-trace)" in text
     assert "  - PRE-5: pass -> not-applicable -- now: needs approval" in text
     assert "  - PRE-6: not-applicable -> pass -- before: needs scopes" in text
@@ -189,5 +189,5 @@ def test_check_says_whether_the_committed_comparison_is_current(
     capsys.readouterr()
     assert main([*argv, "--check"]) == 1
     shown = capsys.readouterr().out
-    assert "+  - PRE-2: pass -> fail" not in shown and "out of date" in shown
+    assert "+  - PRE-2: pass -> defect" not in shown and "out of date" in shown
     assert main(["compare", *releases(tmp_path), "--check"]) == 2  # --check needs -o
