@@ -736,13 +736,14 @@ def _render_html(args: argparse.Namespace, document: dict[str, Any], out: TextIO
 
 def _rules(args: argparse.Namespace, out: TextIO) -> int:
     from conformance.core.rules import FOCUS, RULES
-    from conformance.core.runner import select_rules
+    from conformance.core.runner import select
     from conformance.core.scenario import FIXTURES
 
     try:
-        selected = select_rules(args.rules)
+        selection = select(args.rules)
     except ValueError as e:
         raise UsageError(str(e)) from None
+    selected = list(selection)
     rows = []
     for rid in selected:
         rule = RULES[rid]
@@ -757,6 +758,13 @@ def _rules(args: argparse.Namespace, out: TextIO) -> int:
     for row in rows:
         cells = [row[i].ljust(widths[i]) for i in range(4)]
         print("  ".join([*cells, row[4]]).rstrip(), file=out)
+    clauses = [(rid, RULES[rid].clauses, selection[rid]) for rid in selected if RULES[rid].clauses]
+    if clauses:  # what --rules ID:clause+clause and a contract's "clauses" may name
+        print("\nclauses (--rules ID:clause+clause):", file=out)
+        for rid, declared, chosen in clauses:
+            for name, text in declared.items():
+                mark = "" if chosen is None or name in chosen else " (not selected)"
+                print(f"  {rid}:{name}  {text}{mark}", file=out)
     tested = sum(RULES[r].check is not None for r in selected)
     print(
         f"\n{len(selected)} rules: {tested} with a predicate, {len(selected) - tested} untested",

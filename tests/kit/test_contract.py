@@ -624,3 +624,12 @@ def test_write_reports_of_a_synthetic_difference_validate(tmp_path: Path) -> Non
     result.contract = {"file": "c.json", "implementation": "impl", "version": "1", "basis": "b"}
     write_reports(result, tmp_path)
     validate(json.loads((tmp_path / "report.json").read_text()), "report")
+
+
+def test_rules_lists_the_clauses_a_selection_may_name(
+    test_rule: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["rules", "--rules", "TEST-1:a"]) == 0
+    out = capsys.readouterr().out
+    assert "  TEST-1:a  one\n" in out and "  TEST-1:b  two (not selected)\n" in out
+    assert main(["rules", "--rules", "TEST-1:zz"]) == 2
