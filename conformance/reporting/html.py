@@ -1058,13 +1058,13 @@ def report_html(
             n = difference_of[rid]
             where += f' <a href="#difference-{n}">difference {n}</a>'
         clauses = _list(rule.get("clauses"))
-        title = str(rule.get("title", ""))
+        named = str(rule.get("title", ""))
         if clauses:
-            title += f" (clauses judged: {', '.join(map(str, clauses))})"
+            named += f" (clauses judged: {', '.join(map(str, clauses))})"
         body.append(
             f'<tr class="rule" id="rule-{_slug(rid)}" data-rule="{_e(rid)}" '
             f'data-status="{_e(status)}" data-failing="{str(problem).lower()}">'
-            f"<td>{_e(rid)}</td><td>{_e(title)}</td>"
+            f"<td>{_e(rid)}</td><td>{_e(named)}</td>"
             f'<td class="{_status_class(status)}">{_e(status)}</td>'
             f'<td class="num">{_e(rule.get("checks", 0))}</td><td>{_e(note)}{where}</td></tr>'
         )
