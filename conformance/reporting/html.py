@@ -908,11 +908,13 @@ def report_html(
     known = sum(r.get("status") == Status.EXPECTED_FAIL for r in rules)
     conformant = document.get("conformant") is True
     verdict = "CONFORMANT" if conformant else "NOT CONFORMANT"
-    if conformant and known:
-        verdict = f"NOT CONFORMANT, exactly as expected ({known} known failures)"
     differing = sum(r.get("status") == Status.DIFFERENCE for r in rules)
-    if differing:
-        verdict += f" ({differing} differences from DSH, none a defect)"
+    said = [f"{differing} differences from DSH, none a defect"] if differing else []
+    if conformant and known:
+        verdict = "NOT CONFORMANT, exactly as expected"
+        said.insert(0, f"{known} known failures")
+    if said:
+        verdict += f" ({'; '.join(said)})"
     if document.get("incomplete") is True:
         verdict = "INCOMPLETE: interrupted before every rule ran"
     body = [f"<header><h1>{_e(title)}</h1>", '<table class="meta">']
@@ -1040,7 +1042,8 @@ def report_html(
     difference_of = {str(r.get("id")): n for n, f in enumerate(differences, 1) for r in f.rules}
     body += [
         "<h2>Rules</h2>",
-        '<p><label><input type="checkbox" id="only-failing"> only rules with a problem</label></p>',
+        '<p><label><input type="checkbox" id="only-failing"> only rules with a finding '
+        "(a problem or a difference)</label></p>",
         '<table class="rules"><tr><th>rule</th><th>title</th><th>status</th>',
         '<th class="num">checks</th><th>note</th></tr>',
     ]
@@ -1048,7 +1051,8 @@ def report_html(
         rid, status = str(rule.get("id")), rule.get("status")
         failures = [_dict(f) for f in _list(rule.get("failures"))]
         note = rule.get("reason") or (failures[0].get("message") if failures else "") or ""
-        problem = _failing(status, profile) or str(status) in _FINDING_STATUSES
+        shown = (*_FINDING_STATUSES, Status.DIFFERENCE)  # a finding, even when not a problem
+        problem = _failing(status, profile) or str(status) in shown
         where = (
             f' <a href="#finding-{finding_of[rid]}">finding {finding_of[rid]}</a>'
             if rid in finding_of

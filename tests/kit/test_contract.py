@@ -305,6 +305,8 @@ def test_an_unpromised_failure_is_a_difference_in_every_report(
     assert "defect" not in "".join(n.text for n in card.every()).replace("not a defect", "")
     assert page.index("<h2>Defects</h2>") < page.index('id="differences"')
     assert f"<title>Conformance report: {BROKEN_NAME} " in page
+    (row,) = tree.root.all("rule")
+    assert row.attrs["data-status"] == "difference" and row.attrs["data-failing"] == "true"
 
 
 def test_a_promised_failure_is_a_defect_and_fails_the_run(
