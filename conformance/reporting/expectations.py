@@ -179,11 +179,26 @@ def check_assessments(expectations: Expectations, contract: Contract | None) -> 
             )
 
 
-def check_against_run(expectations: Expectations, result: RunResult) -> None:
-    """Refuse (FixtureError) a ``defect`` on a rule the run found to be a difference."""
+def check_against_run(expectations: Expectations, result: RunResult) -> list[str]:
+    """Refuse (FixtureError) a ``defect`` on a rule the run found to be a difference; return
+    a note for each ``difference`` on a rule a contract promises and the run found broken
+    (a defect by that contract: fix the assessment, or the contract)."""
+    notes = []
     for outcome in result.rules:
         entry = expectations.expected.get(outcome.id)
-        if entry is None or entry.get("assessment") != "defect":
+        if entry is None:
+            continue
+        if (
+            entry.get("assessment") == "difference"
+            and result.contract is not None
+            and actual_status(outcome) == Status.FAIL
+        ):
+            notes.append(
+                f"{outcome.id}: assessed 'difference' in {expectations.source}, but "
+                f"{result.contract['file']} promises it and it failed: a defect by that "
+                "contract (fix the assessment, or the contract)"
+            )
+        if entry.get("assessment") != "defect":
             continue
         if actual_status(outcome) == Status.DIFFERENCE:
             why = next((f.why for f in outcome.differences if f.why), "not promised")
@@ -193,6 +208,7 @@ def check_against_run(expectations: Expectations, result: RunResult) -> None:
                 f"'defect', but {outcome.id} is a difference in this run ({why}): a "
                 "difference is never called a defect",
             )
+    return notes
 
 
 def _first_message(outcome: RuleOutcome) -> str | None:

@@ -126,7 +126,7 @@ def publish(
             contract=promises,
         )
         if previous is not None:
-            check_against_run(previous, result)
+            result.notes += check_against_run(previous, result)
         if promises is not None and result.contract is not None:
             result.contract["file"] = _shown(Path(promises.source), out)
             info = result.implementation

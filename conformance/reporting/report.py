@@ -83,11 +83,13 @@ def verdict_text(result: RunResult) -> str:
     """CONFORMANT / NOT CONFORMANT..., saying how many differences there are (never failing)."""
     verdict = "CONFORMANT" if result.conformant else "NOT CONFORMANT"
     known = sum(o.status == Status.EXPECTED_FAIL for o in result.rules)
-    if result.conformant and known:
-        verdict = f"NOT CONFORMANT, exactly as expected ({known} known failures)"
     differing = sum(o.status == Status.DIFFERENCE for o in result.rules)
-    if differing:
-        verdict += f" ({differing} differences from DSH, none a defect)"
+    said = [f"{differing} differences from DSH, none a defect"] if differing else []
+    if result.conformant and known:
+        verdict = "NOT CONFORMANT, exactly as expected"
+        said.insert(0, f"{known} known failures")
+    if said:
+        verdict += f" ({'; '.join(said)})"
     if result.incomplete:
         verdict = "INCOMPLETE: interrupted before every rule ran"
     return verdict

@@ -543,8 +543,12 @@ def test_a_defect_needs_a_contract_quote_a_tracker_or_stated_intent(tmp_path: Pa
 def test_a_defect_on_a_rule_the_run_found_a_difference_is_refused() -> None:
     with pytest.raises(FixtureError, match="is a difference in this run"):
         check_against_run(_entries(assessment="defect"), _result("difference"))
-    check_against_run(_entries(assessment="defect"), _result("fail"))
-    check_against_run(_entries(assessment="difference"), _result("difference"))
+    assert check_against_run(_entries(assessment="defect"), _result("fail")) == []
+    assert check_against_run(_entries(assessment="difference"), _result("difference")) == []
+    judged = _result("fail")
+    judged.contract = {"file": "c.json", "implementation": "impl", "version": "1", "basis": "b"}
+    (note,) = check_against_run(_entries(assessment="difference"), judged)
+    assert "assessed 'difference'" in note and "a defect by that contract" in note
 
 
 # ---------------------------------------------------------------------- publish
