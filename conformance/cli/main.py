@@ -70,7 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", choices=list(PROFILES), default="ci", help="default: ci")
     run.add_argument(
         "--rules",
-        help="comma-separated rule IDs, globs or a named set, e.g. 'PRE-*,FIN-2' or 'portable'",
+        help="comma-separated rule IDs, globs, ID:clause+clause (a rule judged on those of its "
+        "named clauses only: toolreg-conformance rules lists them) or a named set, e.g. "
+        "'PRE-*,FIN-2' or 'portable'",
     )
     run.add_argument(
         "--report", metavar="DIR", help="write report.json, report.md, junit.xml, report.html"
@@ -166,7 +168,9 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     rules = sub.add_parser("rules", help="list every rule and how it is tested")
-    rules.add_argument("--rules", help="only these IDs or globs")
+    rules.add_argument(
+        "--rules", help="only these (as run --rules: IDs, globs, ID:clause+clause, a named set)"
+    )
     _add_selftest(sub, list(PROFILES))
 
     from conformance.cli.http import add_commands as add_http_commands
