@@ -414,12 +414,13 @@ def _finish_run(
     if report_dir is not None:
         paths = write_reports(result, report_dir, args.expect)
         print(f"reports: {', '.join(str(p) for p in paths)}", file=err)
-    verdict = "CONFORMANT" if result.conformant else "NOT CONFORMANT"
-    if expectations is not None and result.conformant:
-        known = sum(o.status == Status.EXPECTED_FAIL for o in result.rules)
-        verdict = "NOT CONFORMANT, exactly as expected" if known else "CONFORMANT (as expected)"
+    known = sum(o.status == Status.EXPECTED_FAIL for o in result.rules)
+    conformant = result.conformant and not (expectations is not None and known)
+    verdict = "CONFORMANT" if conformant else "NOT CONFORMANT"
     if result.contract is not None:
         verdict += f" to the contract {result.contract['file']}"
+    if expectations is not None and result.conformant:
+        verdict += ", exactly as expected" if known else " (as expected)"
     differing = sum(o.status == Status.DIFFERENCE for o in result.rules)
     if differing:
         verdict += f" ({differing} differences from DSH, none a defect)"

@@ -125,12 +125,12 @@ def publish(
             tick=tick,
             contract=promises,
         )
-        if previous is not None:
-            result.notes += check_against_run(previous, result)
         if promises is not None and result.contract is not None:
             result.contract["file"] = _shown(Path(promises.source), out)
             info = result.implementation
             result.notes += promises.notes_for(info.name, info.version)
+        if previous is not None:
+            result.notes += check_against_run(previous, result)
         cases = out / "cases"
         if cases.exists():
             shutil.rmtree(cases)
