@@ -19,18 +19,22 @@ Output is a table per run, ordered by name (deterministic whatever ``--jobs``).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import logging
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TextIO
 
 from conformance.adapters.reference.mutants import CATALOGUE, VARIANTS, Mutant, Variant
 from conformance.core.adapter import Adapter
+from conformance.core.corpus import Corpus, read_corpus
 
 __all__ = [
     "Row",
@@ -146,6 +150,12 @@ def _quiet() -> Iterator[None]:
         logging.disable(previous)
 
 
+@functools.cache
+def _corpus(path: str) -> Corpus:
+    """A corpus file, read once per process (every entry of a selftest replays the same)."""
+    return read_corpus(path)
+
+
 def _run(
     kind: str,
     name: str,
@@ -154,17 +164,33 @@ def _run(
     targets: tuple[str, ...],
     profile: str,
     full: bool,
+    corpus: str | None = None,
+    write_corpus: str | None = None,
 ) -> Row:
-    """Run the kit once on ``build()`` and tally the row."""
+    """Run the kit once on ``build()`` and tally the row.
+
+    With ``corpus`` (a file the reference's run wrote) the entry replays it instead of
+    drawing; a mutant's replay stops once each of its target rules has failed (unless
+    ``full``), so a killed mutant costs the time to find its faults, not a whole run.
+    """
     from conformance.core.runner import run_suite
 
     # a mutant: its target rules (unless full); a variant: the set it answers to (targets)
     rules = ",".join(targets) if targets and (kind == "variant" or not full) else None
+    replay = _corpus(corpus) if corpus is not None else None
+    fail_fast = "all" if replay is not None and kind == "mutant" and not full else None
     started = time.perf_counter()
     adapter = build()
     try:
         with _quiet():
-            result = run_suite(adapter, profile=profile, rules=rules)
+            result = run_suite(
+                adapter,
+                profile=profile,
+                rules=rules,
+                corpus=replay,
+                write_corpus=Path(write_corpus) if write_corpus is not None else None,
+                fail_fast=fail_fast,
+            )
     finally:
         close = getattr(adapter, "close", None)
         if callable(close):
@@ -199,21 +225,23 @@ def _run(
     return row
 
 
-def run_mutant(m: Mutant, *, profile: str = "quick", full: bool = False) -> Row:
+def run_mutant(
+    m: Mutant, *, profile: str = "quick", full: bool = False, corpus: str | None = None
+) -> Row:
     """Run the kit once against one mutant (its target rules; ``full``: every rule)."""
-    return _run("mutant", m.name, m.description, m.build, m.targets, profile, full)
+    return _run("mutant", m.name, m.description, m.build, m.targets, profile, full, corpus)
 
 
-def run_variant(v: Variant, *, profile: str = "quick") -> Row:
+def run_variant(v: Variant, *, profile: str = "quick", corpus: str | None = None) -> Row:
     """Run the whole kit once against one correct variant."""
     targets = (v.rules,) if v.rules else ()
-    return _run("variant", v.name, v.description, v.build, targets, profile, True)
+    return _run("variant", v.name, v.description, v.build, targets, profile, True, corpus)
 
 
-def _run_named(kind: str, name: str, profile: str, full: bool) -> Row:
+def _run_named(kind: str, name: str, profile: str, full: bool, corpus: str | None) -> Row:
     """Worker entry point: look the entry up by name (picklable arguments only)."""
     kind_, name_, description, build, targets = _entry(kind, name)
-    return _run(kind_, name_, description, build, targets, profile, full)
+    return _run(kind_, name_, description, build, targets, profile, full, corpus)
 
 
 Entry = tuple[str, str, str, Callable[[], Adapter], tuple[str, ...]]
@@ -261,6 +289,7 @@ def run_selftest(
     baseline: bool = True,
     coverage: bool = True,
     progress: Callable[[str], None] = lambda line: None,
+    corpus: bool | None = None,
 ) -> SelftestResult:
     """Run the kit against every mutant, the reference and every variant.
 
@@ -269,6 +298,14 @@ def run_selftest(
     variants; ``coverage`` demands a mutant for every rule with a predicate.
     ``jobs > 1`` runs entries in worker processes, which look them up by name:
     only catalogue entries can go there, anything else runs in this process.
+
+    ``corpus`` (default: when the baseline runs, since the reference's run is then made
+    anyway; a mutant's own property run, limited to its target rules, is already cheap):
+    the reference's run, first and alone, writes a frozen corpus of everything it judged
+    (:mod:`conformance.core.corpus`); every other entry replays it instead of drawing
+    anew, and a mutant's replay stops once each of its target rules failed. A
+    derandomized property draws the same examples for any implementation until its first
+    failure, so a replay finds every fault the property run finds, and sooner.
     """
     from conformance.core.runner import PROFILES
 
@@ -284,27 +321,26 @@ def run_selftest(
         tasks.append(("variant", v.name, v.description, v.build, (v.rules,) if v.rules else ()))
     for m in sorted(chosen_mutants.values(), key=lambda m: m.name):
         tasks.append(("mutant", m.name, m.description, m.build, m.targets))
-    parallel = jobs > 1 and len(tasks) > 1 and all(_catalogued(t) for t in tasks)
+    if corpus is None:
+        corpus = baseline
     rows: list[Row] = []
-    try:
-        if parallel:
-            with ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint) as pool:
-                futures = [pool.submit(_run_named, t[0], t[1], profile, full) for t in tasks]
-                try:
-                    for future in futures:
-                        row = future.result()
-                        progress(_progress_line(row))
-                        rows.append(row)
-                except KeyboardInterrupt:
-                    pool.shutdown(wait=True, cancel_futures=True)  # the running ones finish
-                    raise
-        else:
-            for kind, name, description, build, targets in tasks:
-                row = _run(kind, name, description, build, targets, profile, full)
-                progress(_progress_line(row))
-                rows.append(row)
-    except KeyboardInterrupt:
-        pass  # interrupted: what ran is reported, the rest is listed as not run
+    with tempfile.TemporaryDirectory(prefix="toolreg-selftest-") as scratch:
+        written = str(Path(scratch) / "corpus.jsonl") if corpus else None
+        try:
+            if written is not None:  # the reference first, alone: it writes the corpus
+                *_, description, build, _ = _entry("reference", "reference")
+                row = _run("reference", "reference", description, build, (), profile, full,
+                           write_corpus=written)  # fmt: skip
+                if baseline:
+                    progress(_progress_line(row))
+                    rows.append(row)
+                tasks = [t for t in tasks if t[0] != "reference"]
+            _run_tasks(tasks, rows, jobs, profile, full, written, progress)
+        except KeyboardInterrupt:
+            pass  # interrupted: what ran is reported, the rest is listed as not run
+    if baseline and not any(r.kind == "reference" for r in rows):
+        tasks.insert(0, _entry("reference", "reference"))  # for the not-run list
+    parallel = jobs > 1 and len(tasks) > 1 and all(_catalogued(t) for t in tasks)
     ran = {(r.kind, r.name) for r in rows}
     not_run = [f"{t[0]} {t[1]}" for t in tasks if (t[0], t[1]) not in ran]
 
@@ -319,11 +355,45 @@ def run_selftest(
         full=full,
         jobs=jobs if parallel else 1,
         mutants=sorted((r for r in rows if r.kind == "mutant"), key=lambda r: r.name),
-        baseline=[r for r in rows if r.kind != "mutant"],
+        baseline=sorted((r for r in rows if r.kind != "mutant"), key=_baseline_order),
         uncovered=uncovered,
         seconds=time.perf_counter() - started,
         not_run=not_run,
     )
+
+
+def _baseline_order(row: Row) -> tuple[int, str]:
+    """The reference first, then the variants by name."""
+    return (0 if row.kind == "reference" else 1, row.name)
+
+
+def _run_tasks(
+    tasks: Sequence[Entry],
+    rows: list[Row],
+    jobs: int,
+    profile: str,
+    full: bool,
+    corpus: str | None,
+    progress: Callable[[str], None],
+) -> None:
+    """Run ``tasks`` (in worker processes when ``jobs > 1``), appending each row."""
+    parallel = jobs > 1 and len(tasks) > 1 and all(_catalogued(t) for t in tasks)
+    if parallel:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint) as pool:
+            futures = [pool.submit(_run_named, t[0], t[1], profile, full, corpus) for t in tasks]
+            try:
+                for future in futures:
+                    row = future.result()
+                    progress(_progress_line(row))
+                    rows.append(row)
+            except KeyboardInterrupt:
+                pool.shutdown(wait=True, cancel_futures=True)  # the running ones finish
+                raise
+        return
+    for kind, name, description, build, targets in tasks:
+        row = _run(kind, name, description, build, targets, profile, full, corpus)
+        progress(_progress_line(row))
+        rows.append(row)
 
 
 def _ignore_sigint() -> None:

@@ -5,6 +5,9 @@ makes one: cosmic-ray mutates files in place, never in the shared tree). It runs
 
     python -m conformance run --profile quick -q -j 1 --report <tmp>
 
+or, when the driver wrote a corpus (``$TOOLREG_MUTATION_CORPUS``), the same run replayed
+from it with ``--fail-fast`` (``run --corpus FILE --fail-fast``),
+
 with that copy first on ``PYTHONPATH`` and a fresh kit cache, prints the kit's
 output (stdout and stderr: cosmic-ray keeps only stdout, so an import error of a
 mutant would otherwise be invisible) and ends with one line
@@ -27,7 +30,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-QUIET = {"pass", "untested", "skipped"}
+QUIET = {"pass", "untested", "skipped", "not-applicable", "not-exercised"}
+#: The corpus the driver wrote from the unmutated reference (see measure.py): when set, the
+#: kit replays it with --fail-fast instead of drawing anew (a killed mutant costs the time
+#: to its first failure); unset, the kit's quick profile runs in full.
+CORPUS_VARIABLE = "TOOLREG_MUTATION_CORPUS"
 TAIL_LINES = 40  # of the kit's output, kept in the session
 
 
@@ -59,6 +66,10 @@ def main() -> int:
             "TOOLREG_CONFORMANCE_CACHE": str(Path(tmp) / "cache"),
         }
         command = [sys.executable, "-m", "conformance", "run", "--profile", "quick"]
+        corpus = os.environ.get(CORPUS_VARIABLE)
+        if corpus:  # the driver's frozen corpus: replayed, stopping at the first failure
+            command = [sys.executable, "-m", "conformance", "run", "--corpus", corpus]
+            command += ["--fail-fast"]
         command += ["-q", "-j", "1", "--report", str(Path(tmp) / "report")]
         done = subprocess.run(
             command,

@@ -44,6 +44,7 @@ import os
 import random
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -57,7 +58,9 @@ from pathlib import Path
 from typing import Any
 
 import cosmic_ray.plugins  # type: ignore[import-untyped]
+import kill  # the killing test beside this file: its corpus variable
 from cosmic_ray.ast import ast_nodes, get_ast_from_path  # type: ignore[import-untyped]
+from cosmic_ray.commands import execute as cr_execute  # type: ignore[import-untyped]
 from cosmic_ray.commands import init as cr_init  # type: ignore[import-untyped]
 from cosmic_ray.config import load_config, serialize_config  # type: ignore[import-untyped]
 from cosmic_ray.modules import filter_paths, find_modules  # type: ignore[import-untyped]
@@ -95,6 +98,10 @@ class Plan:
     order: list[str]
     mutants_per_file: dict[str, int]
     seconds: dict[str, float] = field(default_factory=dict)
+    #: The frozen corpus written from the unmutated reference (None: every mutant draws anew).
+    corpus: str | None = None
+    workers: int = 1
+    wall_s: float = 0.0  # with HTTP workers: the session's wall time (no per-mutant times)
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(self.__dict__, indent=1) + "\n", encoding="utf-8")
@@ -234,6 +241,7 @@ def start(args: argparse.Namespace, work: Path, tree: Path, session: Path) -> Pl
     probe = effective_config(args.timeout or 30 * MIN_TIMEOUT_S)
     baseline_s = baseline(probe)
     timeout = args.timeout or max(MIN_TIMEOUT_S, TIMEOUT_FACTOR * baseline_s)
+    corpus = write_corpus(tree, work / "corpus.jsonl") if args.corpus else None
     config = effective_config(timeout)
     config["excluded-modules"] = [*config.get("excluded-modules", ()), *args.exclude]
     (work / "cosmic-ray.toml").write_text(serialize_config(config), encoding="utf-8")
@@ -274,11 +282,35 @@ def start(args: argparse.Namespace, work: Path, tree: Path, session: Path) -> Pl
         baseline_s=baseline_s,
         order=[item.job_id for item in chosen],
         mutants_per_file=dict(sorted(per_file.items())),
+        corpus=corpus,
+        workers=args.workers,
     )
 
 
+def write_corpus(tree: Path, path: Path) -> str:
+    """The kit's quick run against the unmutated copy, recording its corpus into ``path``:
+    every mutant's test then replays it with --fail-fast (mutation/kill.py)."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]),
+    }
+    command = [sys.executable, "-m", "conformance", "run", "--profile", "quick", "-q", "-j", "1"]
+    done = subprocess.run(
+        [*command, "--write-corpus", str(path)], cwd=tree, env=env, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        sys.exit(f"corpus: the unmutated reference does not pass the kit:\n{done.stderr}")
+    return str(path)
+
+
 def execute(plan: Plan, plan_path: Path, session: Path, budget_s: float | None) -> None:
-    """Run the plan's pending mutants in order until the budget is spent."""
+    """Run the plan's pending mutants in order until the budget is spent (one at a time
+    here, or on ``plan.workers`` HTTP workers: :func:`execute_distributed`)."""
+    if plan.corpus is not None:
+        os.environ[kill.CORPUS_VARIABLE] = plan.corpus  # kill.py replays it
+    if plan.workers > 1:
+        execute_distributed(plan, plan_path, session)
+        return
     config = effective_config(plan.timeout)
     began = time.monotonic()
     with use_db(str(session), mode=WorkDB.Mode.open) as db:
@@ -300,6 +332,65 @@ def execute(plan: Plan, plan_path: Path, session: Path, budget_s: float | None) 
                 f"-> {outcome(result)[0]} ({plan.seconds[job]:.0f} s)",
                 file=sys.stderr,
             )
+
+
+def execute_distributed(plan: Plan, plan_path: Path, session: Path) -> None:
+    """The plan's pending mutants on ``plan.workers`` cosmic-ray HTTP workers on loopback,
+    each in a scratch copy of its own, through cosmic-ray's own ``http`` distributor (it
+    hands each worker the next pending mutant; cosmic-ray has no notion of the sample's
+    order, so the order of completion is its). The mutants that are not in the sample are
+    already marked skipped in the session, so the distributor runs exactly the sample."""
+    work = session.parent
+    workers: list[subprocess.Popen[str]] = []
+    urls: list[str] = []
+    try:
+        for index in range(plan.workers):
+            tree = work / f"worker-{index}"
+            make_tree(plan.commit, tree)
+            worker = subprocess.Popen(
+                [sys.executable, str(Path(__file__).resolve()), "--http-worker"],
+                cwd=tree,
+                stdout=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
+            workers.append(worker)
+            assert worker.stdout is not None
+            line = worker.stdout.readline()  # "listening on http://127.0.0.1:PORT"
+            if "listening on " not in line:
+                raise SystemExit(f"HTTP worker {index} did not start: {line!r}")
+            urls.append(line.split("listening on ", 1)[1].strip())
+        config = effective_config(plan.timeout)
+        config["distributor"] = {"name": "http", "http": {"worker-urls": urls}}
+        began = time.monotonic()
+        with use_db(str(session), mode=WorkDB.Mode.open) as db:
+            cr_execute(db, config)
+        plan.wall_s = round(plan.wall_s + time.monotonic() - began, 2)
+        plan.save(plan_path)
+    finally:
+        for worker in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+
+
+def serve_http_worker() -> None:
+    """``--http-worker``: cosmic-ray's HTTP worker on a loopback port of its own choosing,
+    with the deletion operators registered, mutating the copy in the current directory.
+    Prints ``listening on URL`` once it listens (the driver reads it)."""
+    import socket
+
+    from aiohttp import web  # cosmic-ray's own dependency
+    from cosmic_ray.distribution.http import handle_mutate_and_test  # type: ignore[import-untyped]
+
+    register_operators()
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    app = web.Application()
+    app.add_routes([web.post("/", handle_mutate_and_test)])
+    print(f"listening on http://127.0.0.1:{port}", flush=True)
+    web.run_app(app, sock=listener, print=None, handle_signals=True)
 
 
 def outcome(result: WorkResult) -> tuple[str, str]:
@@ -428,11 +519,13 @@ def total(stats: Iterable[FileStats]) -> FileStats:
 def markdown(
     plan: Plan, stats: dict[str, FileStats], survivors: list[dict[str, Any]], killers: Counter[str]
 ) -> Iterator[str]:
-    spent = sum(plan.seconds.values())
+    spent = plan.wall_s or sum(plan.seconds.values())
+    how = f"on {plan.workers} HTTP workers" if plan.workers > 1 else "one at a time"
+    killing = "the quick run's corpus replayed, fail fast" if plan.corpus else "the quick run"
     yield (
         f"Commit `{plan.commit[:12]}`; sample {plan.sample or 'all'} (seed {plan.seed}); "
-        f"baseline {plan.baseline_s:.1f} s, timeout {plan.timeout:.0f} s; "
-        f"{len(plan.seconds)} mutants run in {spent / 60:.1f} min."
+        f"baseline {plan.baseline_s:.1f} s, timeout {plan.timeout:.0f} s; killing test: "
+        f"{killing}; {len(plan.order)} mutants run {how} in {spent / 60:.1f} min."
     )
     yield ""
     yield (
@@ -491,7 +584,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--gate", type=float, metavar="RATE", help="exit 1 below this kill rate (0..1)"
     )
+    parser.add_argument(
+        "--no-corpus",
+        dest="corpus",
+        action="store_false",
+        help="every mutant draws anew (default: replay the unmutated run's corpus, fail fast)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run the mutants on N cosmic-ray HTTP workers on loopback (default: 1, in process)",
+    )
+    parser.add_argument("--http-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.http_worker:
+        serve_http_worker()
+        return 0
     markdown_path = args.markdown.resolve() if args.markdown else None
 
     register_operators()
@@ -529,7 +639,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seed": plan.seed,
         "finished": finished,
         "rate": rate,
-        "seconds": sum(plan.seconds.values()),
+        "seconds": plan.wall_s or sum(plan.seconds.values()),
+        "workers": plan.workers,
+        "corpus": plan.corpus is not None,
         "files": {f: {**s.__dict__, "rate": s.rate} for f, s in stats.items()},
         "survivors": survivors,
     }

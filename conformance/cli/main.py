@@ -37,6 +37,7 @@ from conformance.vocab import Status
 if TYPE_CHECKING:
     from conformance.cli.common import CapturedLogs
     from conformance.core.contract import Contract
+    from conformance.core.corpus import Corpus
     from conformance.core.runner import RunResult
     from conformance.reporting.expectations import Expectations
 
@@ -85,6 +86,21 @@ def _parser() -> argparse.ArgumentParser:
         help="rewrite the --expect FILE from this run's outcomes",
     )
     run.add_argument("--seed", type=int, help="hypothesis seed (profile thorough)")
+    run.add_argument(
+        "--write-corpus",
+        metavar="FILE",
+        help="also record every scenario judged into FILE (a frozen corpus, JSON lines)",
+    )
+    run.add_argument(
+        "--corpus",
+        metavar="FILE",
+        help="replay a frozen corpus instead of drawing: no generation, no shrinking",
+    )
+    run.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help="with --corpus: stop at the first failure (one process)",
+    )
     run.add_argument(
         "-j",
         "--jobs",
@@ -283,6 +299,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(str(e)) from None
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    corpus = _corpus_options(args)
     expectations: Expectations | None = None
     if args.expect and not (args.update_expect and not Path(args.expect).exists()):
         expectations = load_expectations(args.expect)
@@ -310,6 +327,9 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     adapter_spec=str(args.adapter),
                     tick=progress.tick,
                     contract=contract,
+                    corpus=corpus,
+                    write_corpus=Path(args.write_corpus) if args.write_corpus else None,
+                    fail_fast="any" if args.fail_fast else None,
                 )
                 stop.settle()  # the run has its thread back: it finishes, not the watchdog
         finally:
@@ -317,6 +337,19 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if contract is not None:
             result.notes += contract.notes_for(info.name, info.version)
         return _finish_run(args, result, logs, report_dir, expectations, out, err)
+
+
+def _corpus_options(args: argparse.Namespace) -> Corpus | None:
+    """The corpus ``--corpus`` names (read and checked), after the options' own checks."""
+    from conformance.core.corpus import read_corpus
+
+    if args.fail_fast and not args.corpus:
+        raise UsageError("--fail-fast needs --corpus FILE (a property cannot stop half-way)")
+    if args.corpus and args.write_corpus:
+        raise UsageError("--corpus and --write-corpus: a replay draws nothing new to record")
+    if args.write_corpus:
+        writable_dir(str(Path(args.write_corpus).parent), "--write-corpus")
+    return read_corpus(args.corpus) if args.corpus else None
 
 
 def _stuck(
@@ -801,6 +834,11 @@ def _add_selftest(sub: Any, profiles: list[str]) -> None:
         action="store_true",
         help="skip the reference and the correct variants (no false-positive check)",
     )
+    selftest.add_argument(
+        "--no-corpus",
+        action="store_true",
+        help="draw anew for every entry instead of replaying the reference's corpus",
+    )
     selftest.add_argument("--markdown", metavar="FILE", help="also write the report as Markdown")
     selftest.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
@@ -826,6 +864,7 @@ def _selftest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             jobs=args.jobs,
             mutants={name: CATALOGUE[name] for name in names},
             baseline=not args.no_baseline,
+            corpus=False if args.no_corpus else None,
             coverage=not args.mutants,
             progress=progress,
         )

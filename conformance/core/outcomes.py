@@ -120,6 +120,8 @@ class RunResult:
     # The contract the failures were classified by (Contract.summary()); None: SPEC.md is
     # the contract, every failure a defect.
     contract: dict[str, Any] | None = None
+    # --fail-fast stopped the run at the first failure it waited for (a corpus replay).
+    stopped_early: bool = False
 
     def failing(self, outcome: RuleOutcome) -> bool:
         """Whether this rule's outcome makes the run non-conformant."""
@@ -129,6 +131,7 @@ class RunResult:
     def conformant(self) -> bool:
         return (
             not self.incomplete
+            and not self.stopped_early
             and not self.kit_errors
             and not any(self.failing(r) for r in self.rules)
         )
@@ -144,6 +147,7 @@ class RunResult:
             "conformant": self.conformant,
             "incomplete": self.incomplete,
             **({"notRun": list(self.not_run)} if self.incomplete else {}),
+            **({"stoppedEarly": True} if self.stopped_early else {}),
             "kitErrors": self.kit_errors,
             "notes": self.notes,
             **({"contract": dict(self.contract)} if self.contract is not None else {}),

@@ -43,6 +43,7 @@ class _Worker:
     selection: ClassVar[dict[str, frozenset[str] | None]] = {}
     contract: ClassVar[Contract | None] = None
     report_dir: ClassVar[Path | None] = None
+    record: ClassVar[bool] = False  # record the scenarios judged (a corpus being written)
 
 
 def _worker_start(
@@ -50,6 +51,7 @@ def _worker_start(
     selection: dict[str, frozenset[str] | None],
     contract: Contract | None,
     report_dir: str | None,
+    record: bool = False,
 ) -> None:
     from conformance.adapters import load_adapter
     from conformance.core.runner import keep_hypothesis_out_of_the_cwd
@@ -62,6 +64,7 @@ def _worker_start(
     _Worker.selection = selection
     _Worker.contract = contract
     _Worker.report_dir = Path(report_dir) if report_dir else None
+    _Worker.record = record
     root = logging.getLogger()
     root.handlers = [_ForwardLogs()]
     root.setLevel(logging.INFO if report_dir else logging.WARNING)
@@ -88,6 +91,7 @@ def _worker_unit(unit: Unit, profile: str, seed: int | None) -> Partial:
     tally = Tally(
         _Worker.selection, _Worker.adapter, _Worker.report_dir, _Worker.info, _Worker.contract
     )
+    tally.recorded = [] if _Worker.record else None
     _ForwardLogs.records = []
     tally.run_unit(unit, profile, seed)
     part = tally.partial()
@@ -129,7 +133,10 @@ def run_parallel(
     finished: queue.SimpleQueue[tuple[int, Partial | BaseException]] = queue.SimpleQueue()
     results: dict[int, Partial] = {}
     order = sorted(range(len(units)), key=lambda i: units[i].rule is None)
-    pool = context.Pool(jobs, _worker_start, (spec, tally.selection, tally.contract, report_dir))
+    record = tally.recorded is not None
+    pool = context.Pool(
+        jobs, _worker_start, (spec, tally.selection, tally.contract, report_dir, record)
+    )
     scenarios = tally.scenarios  # run so far, counting the units that finished
     try:
         ticks.start()

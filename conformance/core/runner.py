@@ -36,6 +36,7 @@ from conformance import __version__
 from conformance.core.adapter import Adapter, AdapterInfo, requirements, trim
 from conformance.core.bounds import counterexample_text
 from conformance.core.contract import Contract, classify
+from conformance.core.corpus import Corpus, CorpusWriter, Entry
 from conformance.core.evaluate import Evaluation, KitError, NoTrace, evaluate, judge
 from conformance.core.interrupt import interrupted, interruptible
 from conformance.core.outcomes import Failure, RuleOutcome, RunResult
@@ -53,10 +54,12 @@ __all__ = [
     "Partial",
     "RuleOutcome",
     "RunResult",
+    "StopEarly",
     "Tally",
     "Tick",
     "Ticks",
     "Unit",
+    "corpus_units",
     "default_jobs",
     "interrupted",
     "interruptible",
@@ -77,6 +80,7 @@ PROFILES: Mapping[str, Mapping[str, Any]] = {
 MAX_FAILURES_KEPT = 3
 SEED_SALT = ""  # see stable_seed
 FIXTURES_PER_UNIT = 12  # fixtures handed to a worker at once (-j N)
+CORPUS_PER_UNIT = 100  # corpus scenarios of one source in one unit
 
 
 # -------------------------------------------------------------------- the tally
@@ -99,6 +103,12 @@ class Partial:
     leads: dict[str, Failure]  # a property's shrunk failure, first in its rule's list
     logs: list[tuple[str, int, str]] = field(default_factory=list)  # (logger, level, text)
     attempts: Counter[str] = field(default_factory=Counter)  # attack-surface cell -> attempts
+    #: The scenarios judged, for a corpus (``--write-corpus``): (source, targets, scenario).
+    recorded: list[tuple[str, tuple[str, ...], Mapping[str, Any]]] = field(default_factory=list)
+
+
+class StopEarly(Exception):
+    """``--fail-fast`` has seen enough: the run stops (not interrupted, not conformant)."""
 
 
 class Tally:
@@ -130,6 +140,12 @@ class Tally:
         self.skips: list[tuple[str, str, bool]] = []
         self.leads: dict[str, Failure] = {}
         self.attempts: Counter[str] = Counter()  # attack-surface cells the traces attempted
+        #: Recording for a corpus (None: not recording): see :mod:`conformance.core.corpus`.
+        self.recorded: list[tuple[str, tuple[str, ...], Mapping[str, Any]]] | None = None
+        #: ``--fail-fast``: "any" stops at the first problem (a violation, an error or a
+        #: timeout) of a selected rule, "all" once every selected rule has a violation (a
+        #: mutant is killed only when each target rule fails: an error is no kill).
+        self.fail_fast: str | None = None
 
     def _outcome(self, rule_id: str) -> RuleOutcome:
         rule = RULES[rule_id]
@@ -274,8 +290,11 @@ class Tally:
 
     # -------------------------------------------------------------- sources
 
-    def run_fixture(self, fixture: Mapping[str, Any]) -> None:
+    def run_fixture(self, fixture: Mapping[str, Any], name: str | None = None) -> None:
         targets = [r for r in fixture.get("rules", []) if r in self.outcomes]
+        if self.recorded is not None:  # its own rules, whichever of them this run selected
+            rules = tuple(str(r) for r in fixture.get("rules", []))
+            self.recorded.append((name or str(fixture.get("id")), rules, fixture))
         fixture = trim(fixture, self.info.capabilities)
         missing = self.missing(fixture)
         if missing:
@@ -295,8 +314,16 @@ class Tally:
                 self.sources[rid] += 1
         if no_trace is not None:
             self.problem(fixture, targets, no_trace)
-            return
-        self.record(evaluation, targets=targets)
+        else:
+            self.record(evaluation, targets=targets)
+        if self.fail_fast is not None and self.enough():
+            raise StopEarly
+
+    def enough(self) -> bool:
+        """Has ``--fail-fast`` seen what it waits for (see :attr:`fail_fast`)?"""
+        if self.fail_fast == "any":
+            return any(o.problems() for o in self.outcomes.values())
+        return all(o.failures for o in self.outcomes.values())
 
     def stage_gap(self, rule_id: str) -> frozenset[str]:
         """The stages ``rule_id`` is about that the implementation does not have."""
@@ -327,6 +354,9 @@ class Tally:
         @conf
         @given(focus.strategy)
         def prop(scenario: dict[str, Any]) -> None:
+            if self.recorded is not None and not stopped:
+                drawn = {**scenario, "id": f"generated/{rule_id}"}
+                self.recorded.append((f"generated/{rule_id}", (rule_id,), drawn))
             scenario = {**trim(scenario, self.info.capabilities), "id": f"generated/{rule_id}"}
             if stopped:
                 raise _PropertyStopped
@@ -391,8 +421,9 @@ class Tally:
         if unit.rule is not None:
             self.run_property(unit.rule, FOCUS[unit.rule], profile, seed)
             return
-        for fixture in unit.fixtures:
-            self.run_fixture(fixture)
+        names = unit.names or (None,) * len(unit.fixtures)
+        for fixture, name in zip(unit.fixtures, names, strict=True):
+            self.run_fixture(fixture, name)
 
     # --------------------------------------------------------------- merging
 
@@ -405,6 +436,7 @@ class Tally:
             self.skips,
             self.leads,
             attempts=self.attempts,
+            recorded=self.recorded or [],
         )
 
     def merge(self, part: Partial) -> None:
@@ -412,6 +444,8 @@ class Tally:
         self.kit_errors += part.kit_errors
         self.scenarios += part.scenarios
         self.attempts.update(part.attempts)
+        if self.recorded is not None:
+            self.recorded += part.recorded
         for rid, found in part.outcomes.items():
             outcome = self.outcomes[rid]
             outcome.checks += found.checks
@@ -758,6 +792,9 @@ def run_suite(
     adapter_spec: str | None = None,
     tick: Callable[[Tick], None] | None = None,
     contract: Contract | None = None,
+    corpus: Corpus | None = None,
+    write_corpus: Path | None = None,
+    fail_fast: str | None = None,
 ) -> RunResult:
     """Run the selected rules' fixtures and properties against ``adapter``; one result.
 
@@ -765,6 +802,12 @@ def run_suite(
     named set); only the selected clauses' verdicts count. ``contract`` classifies every
     violation (:mod:`conformance.core.contract`): a broken promise is a defect (``fail``),
     anything else a ``difference``; without one every violation is a defect.
+
+    ``corpus`` replays a frozen corpus instead of planning and drawing (see
+    :mod:`conformance.core.corpus`); ``write_corpus`` records every scenario judged into
+    that file; ``fail_fast`` ("any" or "all", corpus replays only, one process) stops once
+    a selected rule has a problem ("any") or each one has ("all"): the result then says
+    ``stopped_early``.
 
     ``jobs > 1`` with an ``adapter_spec`` (``reference``, ``python:MODULE:FACTORY``)
     splits the work across that many worker processes, each re-creating the
@@ -788,10 +831,20 @@ def run_suite(
     selection = select(rules)
     rule_ids = list(selection)
     tally = Tally(selection, adapter, report_dir, contract=contract)
-    parallel = jobs > 1 and parallel_spec(adapter, adapter_spec)
-    units = plan(rule_ids, FIXTURES_PER_UNIT if parallel else 1, tally.info.capabilities)
+    if fail_fast is not None and corpus is None:
+        raise ValueError("fail_fast needs a corpus: a property cannot stop half-way")
+    if write_corpus is not None:
+        tally.recorded = []
+    tally.fail_fast = fail_fast
+    parallel = jobs > 1 and fail_fast is None and parallel_spec(adapter, adapter_spec)
+    per_unit = FIXTURES_PER_UNIT if parallel else 1
+    if corpus is not None:
+        units = corpus_units(corpus, rule_ids, CORPUS_PER_UNIT)
+    else:
+        units = plan(rule_ids, per_unit, tally.info.capabilities)
     done: set[int] = set()
     ran_jobs = min(jobs, len(units)) if parallel else 1
+    stopped: list[bool] = []
 
     def result() -> RunResult:
         left = [unit for index, unit in enumerate(units) if index not in done]
@@ -807,10 +860,11 @@ def run_suite(
             kit_errors=tally.kit_errors,
             duration_s=time.monotonic() - started,
             scenarios=tally.scenarios,
-            incomplete=bool(left),
-            not_run=[rid for rid in rule_ids if rid in not_run],
+            incomplete=bool(left) and not stopped,
+            not_run=[rid for rid in rule_ids if rid in not_run] if not stopped else [],
             jobs=ran_jobs,
             contract=contract.summary() if contract is not None else None,
+            stopped_early=bool(stopped),
         )
 
     _Current.result = result
@@ -839,9 +893,41 @@ def run_suite(
                 ticks.done(index, tally.scenarios)
     except KeyboardInterrupt:
         pass
+    except StopEarly:
+        stopped.append(True)
     finally:
         _Current.result = None
+    if write_corpus is not None and tally.recorded is not None:
+        writer = CorpusWriter(write_corpus, profile=profile, rules=rule_ids, info=tally.info)
+        writer.add_all(tally.recorded)
+        writer.close()
     return result()
+
+
+def corpus_units(corpus: Corpus, rule_ids: Sequence[str], per_unit: int) -> list[Unit]:
+    """A corpus's scenarios that are a source for a selected rule, or that every run judges
+    (examples, regressions), as units: consecutive entries of one source together, at most
+    ``per_unit`` to a unit."""
+    selected = set(rule_ids)
+    units: list[Unit] = []
+    chunk: list[Entry] = []
+
+    def flush() -> None:
+        if chunk:
+            source = chunk[0].source
+            label = f"corpus {source}" + (f" ({len(chunk)})" if len(chunk) > 1 else "")
+            fixtures = tuple(e.as_fixture() for e in chunk)
+            units.append(Unit(label, None, fixtures, tuple(e.source for e in chunk)))
+            chunk.clear()
+
+    for entry in corpus.entries:
+        if not entry.always and not selected & set(entry.targets):
+            continue
+        if chunk and (chunk[0].source != entry.source or len(chunk) >= per_unit):
+            flush()
+        chunk.append(entry)
+    flush()
+    return units
 
 
 class _Current:
