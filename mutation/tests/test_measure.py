@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -22,6 +24,8 @@ from cosmic_ray.work_item import (
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import kill
 import measure
+
+HERE = Path(__file__).resolve().parents[1]
 
 
 def item(path: str, occurrence: int, operator: str = "core/NumberReplacer") -> WorkItem:
@@ -127,3 +131,40 @@ def test_draw_keeps_its_quota_of_valid_mutants() -> None:
     chosen = measure.draw(items, 5, 7, 0, lambda i: i.mutations[0].occurrence % 2 == 0)
     assert len(chosen) == 5
     assert all(i.mutations[0].occurrence % 2 == 0 for i in chosen)
+
+
+def test_a_corpus_replay_kills_a_mutant_and_spares_the_reference(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kill.py with the driver's corpus: the unmutated copy survives, a broken one is killed."""
+    corpus = measure.write_corpus(tree, tree.parent / "corpus.jsonl")
+    monkeypatch.chdir(tree)
+    monkeypatch.setenv(kill.CORPUS_VARIABLE, corpus)
+    outcome, output = run_tests(f"{sys.executable} mutation/kill.py", 300)
+    assert measure.outcome(WorkResult(WorkerOutcome.NORMAL, output, outcome))[0] == "survived"
+    registry = tree / "reference" / "registry.py"
+    text = registry.read_text(encoding="utf-8")
+    objection = "            if verdict is None:\n                continue\n"
+    assert objection in text
+    # a registry whose guards object to nothing: GUARD-1 finds it, and the replay stops there
+    registry.write_text(text.replace(objection, objection.replace("None", "None or True")))
+    outcome, output = run_tests(f"{sys.executable} mutation/kill.py", 300)
+    assert measure.outcome(WorkResult(WorkerOutcome.NORMAL, output, outcome))[0] != "survived"
+
+
+def test_two_http_workers_on_loopback_run_a_sample(tmp_path: Path) -> None:
+    """cosmic-ray's own distributed execution: its http distributor hands a seeded sample to
+    two of its HTTP workers (each in a scratch copy of its own, on a loopback port), and the
+    session records a result for every mutant of the sample."""
+    work = tmp_path / "work"
+    command = [
+        sys.executable, str(HERE / "measure.py"), "--sample", "2", "--min-per-file", "0",
+        "--seed", "3", "--workers", "2", "--work", str(work), "--exclude", "reference/example.py",
+        "--timeout", "300",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads((work / "results.json").read_text(encoding="utf-8"))
+    assert results["finished"] and results["workers"] == 2 and results["corpus"]
+    assert "on 2 HTTP workers" in done.stdout
+    assert (work / "worker-0").is_dir() and (work / "worker-1").is_dir()
