@@ -30,7 +30,14 @@ from conformance.core.scenario import validate
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = ROOT / "tests" / "transport" / "fake_harness.py"
-BOUND_S = 5.0
+
+
+def _bound_s() -> float:
+    """5 s, the requirement, on a machine whose cores are free; stretched by how much the
+    machine is oversubscribed right now (a wall-clock bound cannot hold at load 10 on 2
+    cores), so the test fails on a kit that ignores the signal, not on a busy machine."""
+    load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    return 5.0 * max(1.0, load)
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="signals and /proc: Linux")
 
@@ -87,7 +94,7 @@ def test_sigterm_ends_a_run_stuck_in_its_implementation(
     ]  # fmt: skip
     code, took, output = _stop_when(command, "stuck: looping", tmp_path)
     assert code == 130, output
-    assert took < BOUND_S, (took, output)
+    assert took < _bound_s(), (took, output)
     _partial_report(report)
     if jobs == "1":  # the stuck thread never returned: the watchdog wrote the report
         assert f"did not stop within {GRACE_S:g} s" in output, output
@@ -113,7 +120,7 @@ def test_sigterm_ends_a_stdio_run_waiting_on_a_harness(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
-    assert time.monotonic() - sent < BOUND_S
+    assert time.monotonic() - sent < _bound_s()
     _partial_report(report)
 
 
@@ -146,7 +153,7 @@ def test_sigterm_ends_serve_with_a_request_stuck_in_its_implementation(tmp_path:
     except subprocess.TimeoutExpired:
         proc.kill()
         raise AssertionError("serve ignored SIGTERM for a minute") from None
-    assert time.monotonic() - sent < BOUND_S
+    assert time.monotonic() - sent < _bound_s()
 
 
 def _swallow(run: Callable[[dict[str, object]], object], scenario: dict[str, object]) -> None:
