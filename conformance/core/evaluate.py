@@ -21,7 +21,7 @@ from jsonschema.validators import Draft202012Validator
 import conformance.core.fixture_checks  # noqa: F401  (registers the expect-block checker)
 from conformance.core.adapter import Adapter, ImplementationFailure, ScenarioSkipped, trim
 from conformance.core.bounds import non_json
-from conformance.core.model import DEFAULT_CLOSED_FORMS, View, must_refuse
+from conformance.core.model import DEFAULT_CLOSED_FORMS, View, refusable
 from conformance.core.rule_sets import Selection
 from conformance.core.rules import CHECKERS, RULES, Verdict
 from conformance.core.scenario import SCHEMA_DIR, FixtureError, validate
@@ -79,8 +79,9 @@ class Evaluation:
                 continue
             action = asked[index] if index < len(asked) else {}
             message = str(answer["raised"])
-            # a request the registry must refuse may be refused by a raise (its rule judges it)
-            if not (must_refuse(action) and not is_action_timeout(message)):
+            # a request the registry may refuse outright may be refused by a raise (its rule
+            # judges it)
+            if not (refusable(action) and not is_action_timeout(message)):
                 said.append(message)
         if "raised" in self.closed_forms:
             return [r for r in said if is_action_timeout(r)]

@@ -270,16 +270,27 @@ class CallView:
         return out
 
 
-def must_refuse(action: Mapping[str, Any], call: Mapping[str, Any] | None = None) -> bool:
-    """Must the registry refuse this action (or this call of it) outright? One rule alone
-    judges such a request: a call made without a signal (CANCEL-1), a batch asked for a
-    pool of fewer than one (CONC-2)."""
+def refusable(action: Mapping[str, Any], call: Mapping[str, Any] | None = None) -> bool:
+    """May the registry refuse this action (or this call of it) outright -- by a raise, or an
+    error result before any stage -- with one rule alone judging the refusal?
+
+    A call made without a signal (CANCEL-1: it must be refused); a batch asked for a pool of
+    fewer than one (CONC-2: refused, or run as a pool of one); a spent disposer run again
+    (DEF-6: it removes nothing, and may say so by raising). A raise that answers such a
+    request is not the implementation failing to answer (:attr:`Evaluation.raised`)."""
     if call is not None and call.get("withoutSignal") is True:
         return True
     if "call" in action:
         return action["call"].get("withoutSignal") is True
+    if "dispose" in action:
+        return action.get("again") is True
+    return "batch" in action and small_pool(action)
+
+
+def small_pool(action: Mapping[str, Any]) -> bool:
+    """Does this batch ask for a pool of fewer than one call (CONC-2's latitude)?"""
     pool = action.get("maxParallel", 1)
-    return "batch" in action and isinstance(pool, int) and pool < 1
+    return isinstance(pool, int) and not isinstance(pool, bool) and pool < 1
 
 
 class View:
@@ -306,17 +317,42 @@ class View:
     @cached_property
     def calls(self) -> list[CallView]:
         """Model-direct calls in action order (batch members included). Requests the
-        registry must refuse outright are not among them, and one rule alone judges each:
-        a call made without a signal (CANCEL-1, :attr:`unsignalled`) and the members of a
-        batch asked for a pool of fewer than one (CONC-2)."""
-        actions = self.scenario.get("actions", [])
+        registry refused outright are not among them, and one rule alone judges each: a call
+        made without a signal (CANCEL-1, :attr:`unsignalled`) and the members of a batch
+        asked for a pool of fewer than one that the driver refused (CONC-2,
+        :meth:`refused_batch`; a driver that ran it as a pool of one is judged by every
+        rule)."""
         return [
             c
             for c in self.every_call
-            if not must_refuse(
-                actions[c.action_index] if c.action_index < len(actions) else {}, c.spec
-            )
+            if not c.spec.get("withoutSignal") and c.action_index not in self._refused_batches
         ]
+
+    @cached_property
+    def _refused_batches(self) -> frozenset[int]:
+        return frozenset(
+            index
+            for index, action, _ in self.answers("batch")
+            if small_pool(action) and self.refused_batch(index)
+        )
+
+    def refused_batch(self, index: int) -> bool:
+        """Did the driver refuse the batch of action ``index`` outright: a raise (not the
+        per-action deadline), or an error result for every call with none of them reaching a
+        stage?"""
+        answers = self.trace.get("actions", [])
+        answer = answers[index] if index < len(answers) else {}
+        raised = answer.get("raised")
+        if isinstance(raised, str):
+            return not is_action_timeout(raised)
+        members = [c for c in self.every_call if c.action_index == index]
+        results = answer.get("results")
+        return (
+            isinstance(results, list)
+            and len(results) == len(members)
+            and all(isinstance(r, Mapping) and r.get("isError") is True for r in results)
+            and not any(e.get("at") == "enter" for c in members for e in c.events)
+        )
 
     @cached_property
     def unsignalled(self) -> list[CallView]:

@@ -15,7 +15,7 @@ import pytest
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants import CATALOGUE, VARIANTS
 from conformance.core.rules import RULES
-from conformance.core.runner import judge
+from conformance.core.runner import judge, select_rules
 from conformance.core.scenario import validate
 from conformance.selftest import run_mutant, run_variant
 
@@ -53,12 +53,15 @@ def test_every_entry_teaches_the_bug() -> None:
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_variant_differs_from_the_reference_on_its_witness(name: str) -> None:
     """A variant identical to the reference would prove nothing about overfitting: on its
-    witness scenario its trace differs from the reference's, and both traces pass every rule."""
+    witness scenario its trace differs from the reference's, and both traces pass every rule
+    the variant answers to (each judged with the closed forms its own adapter declares)."""
     v = VARIANTS[name]
     validate(v.witness, "scenario", f"witness of {name}")
-    traces = [adapter.run(v.witness) for adapter in (ReferenceAdapter(), v.build())]
+    adapters = (ReferenceAdapter(), v.build())
+    traces = [adapter.run(v.witness) for adapter in adapters]
     assert json.dumps(traces[0], sort_keys=True) != json.dumps(traces[1], sort_keys=True)
-    for trace in traces:
+    rules = select_rules(v.rules) if v.rules else None
+    for adapter, trace in zip(adapters, traces, strict=True):
         validate(trace, "trace", f"trace of the witness of {name}")
-        verdicts = judge(v.witness, trace)
+        verdicts = judge(v.witness, trace, rules, closed_forms=adapter.describe().closed_forms)
         assert not [(rid, x) for rid, found in verdicts.items() for x in found if not x.ok]

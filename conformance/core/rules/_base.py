@@ -119,6 +119,9 @@ def fail(subject: str, message: str) -> Verdict:
     return Verdict(False, subject, message)
 
 
-def require(condition: bool, subject: str, message: str) -> Verdict:
-    """One verdict: ok when ``condition`` holds, else a failure saying ``message``."""
-    return Verdict(True, subject) if condition else Verdict(False, subject, message)
+def require(condition: bool, subject: str, message: str, clause: str | None = None) -> Verdict:
+    """One verdict: ok when ``condition`` holds, else a failure saying ``message``; ``clause``
+    names the clause of its rule it judges (``Rule.clauses``), None the rule as a whole."""
+    if condition:
+        return Verdict(True, subject, clause=clause)
+    return Verdict(False, subject, message, clause)

@@ -73,6 +73,8 @@ def CANCEL_1(view: View) -> Iterator[Verdict]:
         for e in call.observations("signal"):
             stage, ident = str(e.get("stage")), str(e.get("id"))
             nth = seen[(stage, ident)] = seen.get((stage, ident), -1) + 1
+            if call.wrote_before(e, "signal"):
+                continue  # it sees the signal it put there itself: EXEC-1 judges that write
             observed = e.get("observed")
             aborted = isinstance(observed, Mapping) and observed.get("aborted") is True
             if quiet:
@@ -159,12 +161,22 @@ def _aborted_before_body(view: View, call: CallView) -> str | None:
     return None
 
 
-@rule("CANCEL-2", "Cancellation before dispatch")
+#: CANCEL-2's clauses (SPEC CANCEL-2): the portable set keeps ``body``.
+CANCEL_2_CLAUSES = {
+    "body": "a call cancelled before its body was invoked never runs the body",
+    "code": "it is an error result ABORTED_BEFORE_DISPATCH (or the denial or INVALID_ARGS "
+    "that also happened), published once -- or a closed form the implementation declares",
+    "stages": "an entry already aborted reaches no stage before finalizeContent: no policy "
+    "stage, no wrapper, no post-execute",
+}
+
+
+@rule("CANCEL-2", "Cancellation before dispatch", clauses=CANCEL_2_CLAUSES)
 def CANCEL_2(view: View) -> Iterator[Verdict]:
     """Cancelled before the body: ABORTED_BEFORE_DISPATCH (or the denial / invalid args), no body,
     one result."""
     for call in view.calls:
-        if not call.returned:
+        if not call.answered:
             continue
         spec = resolved_spec(view, call)
         if spec is None:
@@ -175,6 +187,26 @@ def CANCEL_2(view: View) -> Iterator[Verdict]:
         if call.spec.get("abortBefore"):
             if valid is None:
                 continue
+            yield require(
+                not call.body_entered,
+                call.id,
+                "already aborted on entry: the body must not run",
+                clause="body",
+            )
+            stages = sorted(
+                {str(e.get("stage")) for e in call.events}
+                & {"pre-execute", "approval", "guard", "wrapper", "post-execute"}
+            )
+            yield require(
+                not stages,
+                call.id,
+                "already aborted on entry: the call must skip every stage up to finalizeContent "
+                f"(policy, wrappers, the body, post-execute); entered {stages}",
+                clause="stages",
+            )
+            if not call.returned:  # a declared closed form: closed, with no result to code
+                yield require(True, call.id, "", clause="code")
+                continue
             allowed = (
                 {ErrorCode.INVALID_ARGS}
                 if has_special(args)
@@ -182,45 +214,45 @@ def CANCEL_2(view: View) -> Iterator[Verdict]:
                 if valid
                 else {ABORTED_BEFORE_DISPATCH, ErrorCode.INVALID_ARGS}
             )
-            stages = sorted(
-                {str(e.get("stage")) for e in call.events}
-                & {"pre-execute", "approval", "guard", "wrapper", "body", "post-execute"}
-            )
             problems = []
             # FIN-4: when finalizeContent threw, which error is published is the registry's choice.
             if call.code not in allowed and not call.finalizer_threw():
                 problems.append(f"code must be one of {sorted(allowed)}, got {call.code}")
-            if stages:
-                problems.append(
-                    "an already-aborted entry must skip every stage up to finalizeContent (policy, "
-                    "wrappers, the body, post-execute); entered "
-                    f"{stages}"
-                )
             if call.notifications != observers:
                 problems.append(
                     f"exactly one result must be published ({call.notifications} notifications)"
                 )
-            yield require(not problems, call.id, "already aborted on entry: " + "; ".join(problems))
+            yield require(
+                not problems,
+                call.id,
+                "already aborted on entry: " + "; ".join(problems),
+                clause="code",
+            )
             continue
         if not valid:
             continue
         where = _aborted_before_body(view, call)
         if where is None:
             continue
+        yield require(
+            not call.body_entered,
+            call.id,
+            f"cancelled in {where} before dispatch: the body must not run",
+            clause="body",
+        )
+        if not call.returned:  # a declared closed form: closed, with no result to code
+            yield require(True, call.id, "", clause="code")
+            continue
         ok_codes = call.code == ABORTED_BEFORE_DISPATCH or (
             call.is_error and _denial_happened(view, call) and call.code != ABORTED
         )
         yield require(
-            not call.body_entered
-            and call.is_error
-            and ok_codes
-            and call.notifications == observers,
+            call.is_error and ok_codes and call.notifications == observers,
             call.id,
-            f"cancelled in {where} before dispatch: the body must not run and the result must be "
-            "ABORTED_BEFORE_DISPATCH (or the denial that also happened), published once; got "
-            "body entered="
-            f"{call.body_entered}, isError={call.is_error}, code={call.code}, "
-            f"notifications={call.notifications}",
+            f"cancelled in {where} before dispatch: the result must be ABORTED_BEFORE_DISPATCH "
+            "(or the denial that also happened), published once; got "
+            f"isError={call.is_error}, code={call.code}, notifications={call.notifications}",
+            clause="code",
         )
 
 

@@ -125,7 +125,15 @@ focus("DEF-1", _layered_tools(), "scopes")
 # ------------------------------------------------------------------- DEF-2
 
 
-@rule("DEF-2", "Whitelisted model-visible schemas")
+#: DEF-2's clauses (SPEC DEF-2): both are portable.
+DEF_2_CLAUSES = {
+    "whitelist": "each entry has exactly name, description and parameters, the definition's "
+    "own: no host-only, presentation or unknown field",
+    "copy": "mutating the returned schemas, at any depth, changes nothing later schemas show",
+}
+
+
+@rule("DEF-2", "Whitelisted model-visible schemas", clauses=DEF_2_CLAUSES)
 def DEF_2(view: View) -> Iterator[Verdict]:
     """Each entry has exactly name, description, parameters; schemas are copies.
 
@@ -162,21 +170,22 @@ def DEF_2(view: View) -> Iterator[Verdict]:
                 problems.append(f"entry {name!r} has description {entry.get('description')!r}")
             if "parameters" in spec and entry.get("parameters") != spec["parameters"]:
                 problems.append(f"entry {name!r} has parameters {entry.get('parameters')!r}")
-        if (
-            "mutate" in action
-            and isinstance(answer.get("after"), list)
-            and answer["after"] != entries
-        ):
-            problems.append(
-                f"mutating the returned schemas at {action['mutate']['path']} changed what "
-                "schemas() returns next (not a copy)"
-            )
+        subject = f"schemas({scope}) [action {index}]"
         yield require(
             not problems,
-            f"schemas({scope}) [action {index}]",
-            "schemas() must build copies by whitelist (exactly name, description, parameters): "
-            + "; ".join(problems),
+            subject,
+            "schemas() must build each entry by whitelist (exactly name, description, "
+            "parameters): " + "; ".join(problems),
+            clause="whitelist",
         )
+        if "mutate" in action and isinstance(answer.get("after"), list):
+            yield require(
+                answer["after"] == entries,
+                subject,
+                f"mutating the returned schemas at {action['mutate']['path']} changed what "
+                "schemas() returns next (not a copy)",
+                clause="copy",
+            )
 
 
 EXTRA_FIELDS = st.dictionaries(

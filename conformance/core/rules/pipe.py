@@ -137,7 +137,15 @@ def unique_calls(view: View) -> list[CallView]:
     return [c for c in view.calls if ids.count(c.id) == 1]
 
 
-@rule("PIPE-3", "No argument rewriting")
+#: PIPE-3's clauses (SPEC PIPE-3): the portable set keeps ``identity``.
+PIPE_3_CLAUSES = {
+    "arguments": "every stage and the body see exactly the materialized arguments",
+    "identity": "no stage's write to the execution's callId, name, agent or parent changes "
+    "what a later stage, the body, the observers or the published result see as the call",
+}
+
+
+@rule("PIPE-3", "No argument rewriting", clauses=PIPE_3_CLAUSES)
 def PIPE_3(view: View) -> Iterator[Verdict]:
     """Every stage, the body included, sees exactly the caller's (materialized) arguments,
     and the call as the caller made it: no stage's write to the execution's identity
@@ -150,6 +158,7 @@ def PIPE_3(view: View) -> Iterator[Verdict]:
                 call.id,
                 f"no stage may rewrite the call: every stage must see it as {call.identity()} "
                 f"(a callable reading back its own write aside); {'; '.join(changed)}",
+                clause="identity",
             )
     for call in view.calls:
         if not call.returned:
@@ -164,11 +173,13 @@ def PIPE_3(view: View) -> Iterator[Verdict]:
                 event, "execution['arguments']"
             ):
                 continue  # a callable reading back its own write (to its own copy: PIPE-2's)
+            seen = event["observed"]
             yield require(
-                same_json(event["observed"], args),
+                same_json(seen, args),
                 call.id,
                 f"the {event.get('stage')} stage must see the arguments {args!r} unchanged; "
-                f"it saw {event['observed']!r}",
+                f"it saw {seen!r}",
+                clause="arguments",
             )
 
 

@@ -282,7 +282,8 @@ def POST_3(view: View) -> Iterator[Verdict]:
 
 @rule("POST-4", "Throwing post-execute listener")
 def POST_4(view: View) -> Iterator[Verdict]:
-    """A throwing post-execute listener yields an error result, still finalized."""
+    """A throwing post-execute listener yields an error result, still finalized -- or, where
+    the implementation declares it, another closed form (the run raised): never a success."""
     for call in view.calls:
         entered = call.entered("post-execute")
         if not entered:
@@ -293,13 +294,16 @@ def POST_4(view: View) -> Iterator[Verdict]:
             for e in call.events
         ):
             continue
+        if call.closed_otherwise() is not None:  # a declared closed form: no success came of it
+            yield Verdict(True, call.id)
+            continue
         raised = None if call.finalizer_threw() else call.raised_instead()  # FIN-4's, if so
         if raised is not None:
             yield require(
                 False,
                 call.id,
-                "a throwing post-execute listener must yield an error result; execute raised "
-                f"instead: {raised}",
+                "a throwing post-execute listener must yield an error result (or a closed form "
+                f"the implementation declares); execute raised instead: {raised}",
             )
             continue
         if not call.returned:

@@ -359,7 +359,18 @@ def _strangers_dispatched(view: View) -> set[str]:
 _PAST_APPROVAL = frozenset({"guard", "wrapper", "body", "post-execute", "finalizer", "result"})
 
 
-@rule("PRE-4", "Only allowed-once proceeds")
+#: PRE-4's clauses (SPEC PRE-4): the portable set keeps ``answers``.
+PRE_4_CLAUSES = {
+    "answers": "only allowed-once proceeds; every other answer, a throwing service and a call "
+    "with no agent to ask deny, without running the body",
+    "reasons": "the denials for rejected, cancelled, unavailable and a missing channel carry "
+    "distinct reasons",
+    "identity-rewrite": "an allowed-once from a service that rewrote its request's identity "
+    "proceeds or denies, and no call of the rewritten identity runs",
+}
+
+
+@rule("PRE-4", "Only allowed-once proceeds", clauses=PRE_4_CLAUSES)
 def PRE_4(view: View) -> Iterator[Verdict]:
     """With an approval service, only ``allowed-once`` proceeds; refusals have distinct reasons."""
     if not view.approval_mounted:
@@ -377,6 +388,7 @@ def PRE_4(view: View) -> Iterator[Verdict]:
                 call.id,
                 f"the approval service answered {answers[-1].get('returned')!r}; the call must "
                 f"be denied or run, but execute raised instead: {raised}",
+                clause="answers",
             )
             continue
         if not dispatchable(view, call) or not policy_clean(call):
@@ -400,6 +412,7 @@ def PRE_4(view: View) -> Iterator[Verdict]:
                         if strangers
                         else ", but it ran without the guards"
                     ),
+                    clause="identity-rewrite",
                 )
                 continue
             yield require(
@@ -407,6 +420,7 @@ def PRE_4(view: View) -> Iterator[Verdict]:
                 call.id,
                 "an ask answered allowed-once must proceed to the guards and dispatch, "
                 "but no guard, wrapper or body ran",
+                clause="answers",
             )
             continue
         yield require(
@@ -414,6 +428,7 @@ def PRE_4(view: View) -> Iterator[Verdict]:
             call.id,
             f"an ask answered {cause!r} must deny without running the body "
             f"(closed={call.closed}, body entered={call.body_entered})",
+            clause="answers",
         )
         if call.is_error and not call.post_touched() and call.code != ABORTED_BEFORE_DISPATCH:
             denied.setdefault(cause, (call, decision.get("reason")))
@@ -426,6 +441,7 @@ def PRE_4(view: View) -> Iterator[Verdict]:
             f"{ca.id}/{cb.id}",
             f"denials for {a!r} ({ca.id}) and {b!r} ({cb.id}) must carry distinct reasons, "
             f"both say {ca.message()!r}",
+            clause="reasons",
         )
 
 

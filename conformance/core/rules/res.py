@@ -52,57 +52,125 @@ def _result_observations(call: CallView) -> list[Any]:
     return seen
 
 
-@rule("RES-1", "One frozen notification")
+#: RES-1's clauses (SPEC RES-1): the portable set keeps ``once`` only.
+RES_1_CLAUSES = {
+    "once": "each call is answered once -- a result, or a closed form the implementation "
+    "declares -- and, where there is a result, each of its observers hears it once",
+    "after-finalization": "the notification comes after finalizeContent finished",
+    "frozen": "observers can change neither the result nor the call: every observer and the "
+    "caller see the same result, and the call as the caller made it",
+    "contained": "an observer's exception changes nothing: the other observers still hear the "
+    "result, and the caller still gets it",
+}
+
+
+@rule("RES-1", "One frozen notification", clauses=RES_1_CLAUSES)
 def RES_1(view: View) -> Iterator[Verdict]:
-    """One tools/result per execution, after finalization; observers can change nothing."""
+    """One tools/result per execution, after finalization; observers can change nothing.
+
+    A call closed in a form the implementation declares (the run raised, or stopped for an
+    approval answer) has no result to publish: it is answered, and no observer has to hear
+    of it (each may at most once). Only a raise that follows a *published success* breaks a
+    clause: an observer's exception that reached the caller (``contained``)."""
     for call in view.calls:
         observers = observers_for(view, call)
-        raised = call.raised_instead()
-        if raised is not None and observers:
-            if "raised" in call.forms:  # a declared closed form: the observers still hear once
+        if not observers:
+            continue
+        threw = call.threw("result")
+        if call.result is None and call.closed_otherwise() is not None:
+            heard = [e for e in call.entered("result") if _published_success(e)]
+            if threw and heard:
                 yield require(
-                    call.notifications == len(observers),
+                    False,
                     call.id,
-                    f"the call closed by raising ({raised}); each of the {len(observers)} "
-                    f"observers must still get its one result, but there were "
-                    f"{call.notifications} notifications",
+                    "observers heard a success, then the run raised: an observer's exception "
+                    f"must be contained, not reach the caller ({call.closed_otherwise()})",
+                    clause="contained",
                 )
                 continue
+            twice = _notified_more_than_once(call, observers)
+            yield require(
+                not twice,
+                call.id,
+                f"the call closed ({call.closed_otherwise()}); no observer may hear it more than "
+                f"once, but {'; '.join(twice)}",
+                clause="once",
+            )
+            continue
+        raised = call.raised_instead()
+        if raised is not None:
             # exactly one notification per execution: a run that raised published none
             yield require(
                 False,
                 call.id,
-                f"execute raised instead of publishing one result to the observers: {raised}",
+                f"execute raised instead of publishing one result to the observers: {raised}"
+                + (" (an observer threw: its exception must be contained)" if threw else ""),
+                clause="contained" if threw else "once",
             )
             continue
-        if not call.returned or not observers:
+        if not call.returned:
             continue
-        problems: list[str] = []
+        once: list[str] = []
+        dropped: list[str] = []
         for observer in observers:
             times = len(call.entered("result", str(observer["id"])))
-            if times != 1:
-                problems.append(f"observer {observer['id']!r} was notified {times} times, not once")
+            if times == 0 and threw:
+                dropped.append(f"observer {observer['id']!r} was not notified after one threw")
+            elif times != 1:
+                once.append(f"observer {observer['id']!r} was notified {times} times, not once")
+        yield require(not once, call.id, "; ".join(once), clause="once")
+        if threw:
+            yield require(not dropped, call.id, "; ".join(dropped), clause="contained")
         notified = call.entered("result")
         finals = [e for e in call.events if e.get("stage") == "finalize"]
-        if notified and finals and event_index(view, finals[-1]) > event_index(view, notified[0]):
-            problems.append("tools/result was published before finalizeContent finished")
+        if notified and finals:
+            yield require(
+                event_index(view, finals[-1]) < event_index(view, notified[0]),
+                call.id,
+                "tools/result was published before finalizeContent finished",
+                clause="after-finalization",
+            )
+        frozen: list[str] = []
         seen = _result_observations(call)
         if any(v != seen[0] for v in seen):
-            problems.append(
+            frozen.append(
                 "observers saw different results: an observer changed what a later one sees"
             )
         if seen and call.result != seen[0]:
-            problems.append("an observer changed the result the caller got")
+            frozen.append("an observer changed the result the caller got")
         changed = call.identity_changes(("result",))
         if changed:
-            problems.append(
+            frozen.append(
                 f"observers must see the call as {call.identity()} (an observer reading back "
                 f"its own write aside): {'; '.join(changed)}"
             )
-        yield require(not problems, call.id, "; ".join(problems))
+        yield require(not frozen, call.id, "; ".join(frozen), clause="frozen")
 
 
-@rule("RES-2", "Returned = observed")
+def _published_success(event: Mapping[str, Any]) -> bool:
+    observed = event.get("observed")
+    return isinstance(observed, Mapping) and observed.get("isError") is False
+
+
+def _notified_more_than_once(call: CallView, observers: list[Mapping[str, Any]]) -> list[str]:
+    out = []
+    for observer in observers:
+        times = len(call.entered("result", str(observer["id"])))
+        if times > 1:
+            out.append(f"observer {observer['id']!r} was notified {times} times")
+    return out
+
+
+#: RES-2's clauses: the portable set keeps ``agree``.
+RES_2_CLAUSES = {
+    "agree": "where no observer writes, the result execute returns equals the one every "
+    "observer received",
+    "frozen": "an observer's write changes neither: the caller gets the result every observer "
+    "was handed",
+}
+
+
+@rule("RES-2", "Returned = observed", clauses=RES_2_CLAUSES)
 def RES_2(view: View) -> Iterator[Verdict]:
     """The result execute returns equals the one every observer received."""
     for call in view.calls:
@@ -111,12 +179,15 @@ def RES_2(view: View) -> Iterator[Verdict]:
         notified = call.entered("result")
         if not notified:
             continue
+        wrote = any(e.get("stage") == "result" and "mutate" in e for e in call.events)
         different = [e.get("id") for e in notified if e.get("observed") != call.result]
         yield require(
             not different,
             call.id,
             f"the returned result must equal what observers received; observer(s) {different} saw "
-            f"{notified[0].get('observed')!r}, the caller got {call.result!r}",
+            f"{notified[0].get('observed')!r}, the caller got {call.result!r}"
+            + (" (after an observer's write)" if wrote else ""),
+            clause="frozen" if wrote else "agree",
         )
 
 

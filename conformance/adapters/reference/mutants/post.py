@@ -95,6 +95,58 @@ class SwallowsPostExecuteFailures(Registry):
             return result, False, ()  # the bug
 
 
+class _SwallowsAndSkipsTheEvent(Registry):
+    """A framework's run loop that catches a post-execute hook's exception in the wrong place:
+    the tool's output goes back to the caller unchecked, and the per-result event (the
+    observers) is never emitted for it."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._swallowed = False  # the call completing now: its post-execute hook threw
+
+    async def complete(self, run: Prepared) -> ToolResult:
+        self._swallowed = False
+        try:
+            return await super().complete(run)
+        finally:
+            self._swallowed = False
+
+    async def _post_execute(self, run: Prepared, result: ToolResult) -> PostOutcome:
+        try:
+            return await super()._post_execute(run, result)
+        except Exception:
+            self._swallowed = True
+            return result, False, ()  # the bug: the uninspected result goes through
+
+    def _scoped_entries(self, event: str, agent: str | None) -> list[Any]:
+        if event == "tools/result" and self._swallowed:
+            return []  # ... and nobody hears of it
+        return super()._scoped_entries(event, agent)
+
+
+def _swallowed_under_raised() -> Any:
+    """An agent framework that declares the closed form ``raised`` (a hook's exception ends
+    the run) -- except where it forgets to: a throwing post-execute hook is caught, the
+    uninspected success is returned to the caller, and its result event never fires. The
+    closed form ``raised`` does not excuse a success (POST-4), and a result the caller got
+    is a result every observer hears once (RES-1)."""
+    from conformance.adapters.reference import ReferenceAdapter
+
+    return ReferenceAdapter(
+        lambda s: _SwallowsAndSkipsTheEvent(mode=s.get("registry", {}).get("mode", "native")),
+        name="post.swallowed-under-raised",
+        closed_forms=frozenset({"error-result", "raised"}),
+    )
+
+
+mutant(
+    "POST-4,RES-1",
+    "closed form 'raised' declared, yet a throwing post-execute hook yields an unheard success",
+    replaces="adapter",
+    name="swallowed-under-raised",
+)(_swallowed_under_raised)
+
+
 @mutant("POST-5", "a block keeps the body's deferred contexts")
 class BlockKeepsBodyContexts(Registry):
     """The contexts a blocked call deferred still reach the model, despite the block."""

@@ -32,6 +32,7 @@ from reference import (
     ToolSuccess,
     failure,
     materialize,
+    run_batch,
     thaw,
 )
 from reference._json import dumps
@@ -327,6 +328,68 @@ async def prepare_group_first(
         results.extend([await registry.complete(run) for run in runs])
         i = j
     return results
+
+
+@variant(
+    "a pool size below one is clamped to one: the batch runs one body at a time",
+    replaces="batch",
+    witness=s.scenario(
+        "witness/pool-clamped-to-one",
+        [s.tool("t", [{"yield": 2}, {"return": "ok"}], isConcurrencySafe=[{"return": True}])],
+        [{"batch": [s.call("c0", "t", {}), s.call("c1", "t", {})], "maxParallel": 0}],
+        preExecute=[s.listener("policy", [{"delegate": True}])],
+        observers=_OBSERVED,
+    ),
+)
+async def pool_clamped_to_one(
+    registry: Registry, calls: Sequence[ToolExecutionInput], *, max_parallel: int = 4
+) -> list[ToolResult]:
+    """CONC-2 asks for a *bounded* rolling pool; asked for a pool below one, a driver may
+    refuse the batch (as the reference does) or treat the pool as one. This one clamps:
+    ``max(1, max_parallel)``, so a configuration slip of 0 runs the batch one body at a
+    time -- never a hang on a pool with no slot, never an unbounded pool."""
+    return await run_batch(registry, calls, max_parallel=max(1, max_parallel))
+
+
+class DisposedTwice(RuntimeError):
+    """A spent disposer, run again: it removes nothing and says so."""
+
+
+@variant(
+    "a spent disposer run again raises (it removes nothing)",
+    witness=s.scenario(
+        "witness/spent-disposer-raises",
+        [s.tool("grep")],
+        [
+            {"dispose": "grep"},
+            {"register": "grep"},
+            {"dispose": "grep", "again": True},
+            {"call": s.call("c0", "grep", {})},
+        ],
+        observers=_OBSERVED,
+    ),
+)
+class SpentDisposerRaises(Registry):
+    """DEF-6 asks that a disposer that already ran remove nothing when run again -- above all
+    not a later registration of the same definition (a plugin that reloaded). Whether it
+    returns quietly, as the reference's does, or tells its caller it already ran is the
+    registry's choice: this one raises ``DisposedTwice`` and leaves every registration
+    alone."""
+
+    def register(
+        self, definition: Mapping[str, Any], scope: str | None = None
+    ) -> Callable[[], None]:
+        dispose = super().register(definition, scope)
+        spent = False
+
+        def once() -> None:
+            nonlocal spent
+            if spent:
+                raise DisposedTwice(f"the disposer of {definition.get('name')!r} already ran")
+            spent = True
+            dispose()
+
+        return once
 
 
 class AnnotatedTraceAdapter(ReferenceAdapter):
@@ -659,9 +722,11 @@ def run_code_returned_calls_output(registry: Registry) -> Mapping[str, Any]:
 #
 # The portable rule set (conformance/core/rule_sets.py) accepts every way an agent framework
 # tells its caller that a call did not run, as long as the adapter declares it. These two
-# variants are the reference with its policy refusals delivered in the other two forms;
-# each passes the portable set (and only that set is asked of them: the full spec wants an
-# error result, RES-3).
+# variants are the reference with its refusals delivered in the other two forms, the way
+# agent frameworks end a run: the raise (or the stop) comes *instead of* a result, so no
+# finalizer runs and no observer hears of the call. Each passes the portable set (and only
+# that set is asked of them: the full spec wants an error result, RES-3, and a finalizer
+# for every outcome, FIN-2).
 
 _REFUSALS = frozenset({"denied", "policy-failure"})
 
@@ -671,29 +736,55 @@ class CallRefused(Exception):
 
 
 class _RaisesOnRefusal(Registry):
+    """Policy refusals and post-execute failures raise out of ``execute``."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._post_failure: Exception | None = None  # the call completing now: what post threw
+
     async def complete(self, run: Prepared) -> ToolResult:
-        result = await super().complete(run)
-        if result.is_error and run.outcome in _REFUSALS:
-            raise CallRefused(f"refused: {result.message}")
+        if run.outcome in _REFUSALS and run.result is not None and run.result.is_error:
+            raise CallRefused(f"refused: {run.result.message}")  # no later stage, no observer
+        self._post_failure = None
+        try:
+            result = await super().complete(run)
+        finally:
+            failure, self._post_failure = self._post_failure, None
+        if failure is not None:
+            raise CallRefused(f"post-execute failed: {failure}") from failure
         return result
+
+    async def _post_execute(self, run: Prepared, result: ToolResult) -> PostOutcome:
+        try:
+            return await super()._post_execute(run, result)
+        except Exception as e:  # propagates out of the run, as frameworks' hook errors do
+            self._post_failure = e
+            raise
+
+    def _scoped_entries(self, event: str, agent: str | None) -> list[Listener]:
+        if event == "tools/result" and self._post_failure is not None:
+            return []  # the run is about to raise: there is no result to observe
+        return super()._scoped_entries(event, agent)
 
 
 @variant(
-    "policy refusals raise out of execute() (closed form 'raised'), judged on the portable set",
+    "refusals and post-execute failures raise out of execute() (closed form 'raised')",
     witness=s.scenario(
         "witness/closed-by-raising",
         [s.tool("t")],
         [{"call": s.call("c0", "t", {}, agent="main")}],
         preExecute=[s.listener("policy", [{"return": {"kind": "deny", "reason": "no"}}])],
+        observers=_OBSERVED,
     ),
     replaces="adapter",
     rules="portable",
 )
 def closed_by_raising() -> ReferenceAdapter:
     """A denial, a fail-closed ask, a non-grant answer, a malformed decision and a guard's
-    objection end the call by raising ``CallRefused`` (its message carries the reason),
-    after finalizeContent and the observers ran: the way many agent frameworks end a run.
-    The adapter declares the closed forms error-result and raised."""
+    objection end the call by raising ``CallRefused`` (its message carries the reason), and
+    so does a throwing post-execute listener: the way many agent frameworks end a run. The
+    raise takes the result's place, so neither finalizeContent nor any observer sees the
+    call. The adapter declares the closed forms error-result and raised."""
     return ReferenceAdapter(
         lambda s: _RaisesOnRefusal(mode=s.get("registry", {}).get("mode", "native")),
         name="variant-closed-by-raising",
@@ -707,10 +798,15 @@ class ApprovalPending(Exception):
 
 class _WaitsForApproval(Registry):
     async def complete(self, run: Prepared) -> ToolResult:
-        result = await super().complete(run)
-        if result.is_error and run.outcome == "denied" and "approval" in result.message:
+        result = run.result
+        if (
+            run.outcome == "denied"
+            and result is not None
+            and result.is_error
+            and "approval" in result.message
+        ):  # stops before any later stage: no finalizer, no observer
             raise ApprovalPending(f"waiting for approval: {result.message}")
-        return result
+        return await super().complete(run)
 
 
 class _InterruptingAdapter(ReferenceAdapter):
