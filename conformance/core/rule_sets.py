@@ -1,14 +1,17 @@
 """Named rule sets for ``--rules``: today one, ``portable``.
 
-The portable set judges any agent framework's tool pipeline only on what every such
-pipeline promises: a call that is not granted does not run and its caller knows, the
-approver sees what runs, one frozen result per call, no abandoned body, hidden tools
-look missing, nothing host-only reaches the model. The rest of SPEC.md describes one
-design (a decision waterfall with ``next()``, around-wrappers owning a signal, a
-finalizer, typed output declarations, Code Mode...) that a framework may simply not
-have; those rules are listed in :data:`EXCLUDED` with the reason, and the README
-quotes the table. Rules of a stage an adapter lacks are not-applicable anyway (its
-capabilities); this set also leaves out rules whose *wording* is one design's.
+The portable set judges any agent framework's tool pipeline only on invariants every such
+design claims: consent binds what runs; a call that is not granted (a denial, an ask nobody
+can answer, every answer but a grant, a malformed decision) does not run; each call has
+exactly one outcome; no body runs after a cancellation before dispatch; nothing waits on an
+abandoned body; hidden tools look missing; nothing host-only reaches the model. The rest of
+SPEC.md describes one design -- a decision waterfall with ``next()``, around-wrappers owning
+a signal, a finalizer, deep-frozen arguments and results, typed output declarations, Code
+Mode... -- that a framework may simply not have, or do otherwise on purpose: those rules
+are listed in :data:`EXCLUDED` with the reason, and the clauses of a portable rule that
+encode one design in :data:`EXCLUDED_CLAUSES` (a portable rule judged on some clauses only
+is in :data:`PORTABLE_CLAUSES`). The README quotes the table. Rules of a stage an adapter
+lacks are not-applicable anyway (its capabilities).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Final
 
 __all__ = [
     "EXCLUDED",
+    "EXCLUDED_CLAUSES",
     "PORTABLE",
     "PORTABLE_CLAUSES",
     "RULE_SETS",
@@ -33,22 +37,60 @@ Selection = Mapping[str, frozenset[str] | None]
 
 #: The framework-neutral rules, and the invariant each stands for.
 PORTABLE: Final[Mapping[str, str]] = {
-    "DEF-2": "only name, description and parameters reach the model",
+    "DEF-2": "only name, description and parameters reach the model, and the listed schemas "
+    "are no live handle on what the framework sends next",
     "PRE-2": "a denial closes the call with its reason; the body never runs",
-    "PRE-3": "an ask nobody can answer is a denial",
-    "PRE-4": "only an explicit grant runs a gated call; every other answer denies",
-    "PRE-6": "every non-decision (a throw, a malformed answer) is a denial",
+    "PRE-3": "an ask nobody can answer does not run",
+    "PRE-4": "only an explicit grant runs a gated call; every other answer does not run it",
+    "PRE-6": "a malformed decision, or a throwing policy, fails closed (judged on what the "
+    "adapter hands the framework in the framework's own terms)",
     "GUARD-1": "a guard's objection is final: no later stage turns it into permission",
     "GUARD-2": "a throwing or malformed guard denies",
-    "PIPE-2": "the arguments are materialized once, losslessly, and frozen",
-    "PIPE-3": "no stage rewrites what the call is (arguments, name, id, agent)",
-    "PIPE-4": "the body never runs on arguments its parameters refuse",
-    "PIPE-5": "what the approver saw is what runs",
-    "POST-4": "a throwing post-execute hook does not turn into a success",
-    "RES-1": "each observer gets the result once, frozen",
-    "RES-2": "the result returned is the result observed",
-    "CANCEL-4": "a cancelled or timed-out body is not abandoned while the caller moves on",
+    "PIPE-5": "consent binds what runs: the body gets the arguments the approver saw",
+    "POST-4": "a throwing post-execute hook does not turn into a success (an error result, or "
+    "the run raising where the framework declares it)",
+    "RES-1": "each call has exactly one outcome: a result or a declared closed form, and a "
+    "result is heard once by each observer",
+    "RES-2": "where no observer writes, the observers and the caller agree on the result",
+    "CANCEL-2": "no body runs after a cancellation before dispatch",
+    "CANCEL-4": "a started body is never abandoned: the call ends after the body settled",
     "SCOPE-1": "a hidden tool is indistinguishable from a missing one",
+}
+
+#: Portable rules judged on some of their clauses only (the others encode one design, and
+#: :data:`EXCLUDED_CLAUSES` says why). A portable rule not listed here counts whole.
+PORTABLE_CLAUSES: Final[Mapping[str, frozenset[str]]] = {
+    "PRE-4": frozenset({"answers"}),
+    "RES-1": frozenset({"once"}),
+    "RES-2": frozenset({"agree"}),
+    "CANCEL-2": frozenset({"body"}),
+}
+
+#: The clauses of portable rules left out of the set, each with the reason.
+EXCLUDED_CLAUSES: Final[Mapping[str, Mapping[str, str]]] = {
+    "PRE-4": {
+        "reasons": "distinct denial reasons per answer are upstream's contract (rejected, "
+        "cancelled, unavailable, no channel); an interrupt-then-resume framework has no "
+        "'unavailable' answer to word",
+        "identity-rewrite": "a rewritten approval request is the reference's question; where "
+        "the approval host owns the message history (pydantic-ai) the history and the "
+        "answers it hands back are the host's own, self-consistent record",
+    },
+    "RES-1": {
+        "after-finalization": "finalizeContent is this spec's stage",
+        "frozen": "deep-frozen executions and results are promised by no framework: callbacks "
+        "get the live objects by design",
+        "contained": "an observer's exception propagating out of the run is the frameworks' "
+        "convention for hook errors",
+    },
+    "RES-2": {
+        "frozen": "an observer's write reaching the caller is aliasing no framework promises "
+        "against (RES-1's frozen clause, seen from the caller)",
+    },
+    "CANCEL-2": {
+        "code": "the ABORTED_BEFORE_DISPATCH result code is this spec's",
+        "stages": "which stages an already-aborted entry skips is this spec's routing",
+    },
 }
 
 #: Every other rule with a predicate, and why it is one design's rather than everyone's.
@@ -59,6 +101,16 @@ EXCLUDED: Final[Mapping[str, str]] = {
     "PRE-7": "async listeners observing exec.signal: this spec's signal model",
     "PRE-8": "scope-filtered listeners: this spec's agent scoping",
     "GUARD-3": "scoped guards: this spec's agent scoping",
+    "PIPE-2": "one deep-frozen lossless snapshot, and NaN as INVALID_ARGS before any policy, "
+    "are the reference's design: no framework freezes, pydantic and json accept NaN, and "
+    "openai-agents asks a human about uninspectable arguments on purpose",
+    "PIPE-3": "no stage rewriting the call is the reference's immutable execution: frameworks "
+    "hand hooks the live call on purpose (pydantic-ai's argument hooks, Vercel's "
+    "refineToolInput and toolApproval, openai-agents' shared ToolContext) and record what "
+    "ran; what consent needs -- the approved arguments run -- is PIPE-5",
+    "PIPE-4": "the kit's tools are raw JSON Schema, and every framework documents its "
+    "raw-schema registration as unvalidated (its typed tools validate): a guaranteed, "
+    "uninformative failure",
     "EXEC-1": "around-wrappers owning a replaceable signal: this spec's signal model",
     "EXEC-2": "caller cancellation surviving a replaced signal: this spec's signal model",
     "EXEC-3": "wrapper-authored successes normalized through the output declaration",
@@ -86,7 +138,6 @@ EXCLUDED: Final[Mapping[str, str]] = {
     "DEF-6": "register returning a disposer",
     "PIPE-1": "the order of this spec's five stages (wrappers inside the policy stages)",
     "CANCEL-1": "the caller-owned AbortSignal in every stage: this spec's signal model",
-    "CANCEL-2": "the ABORTED_BEFORE_DISPATCH result code",
     "CANCEL-3": "the ABORTED result code after dispatch",
     "CONC-1": "exclusive by default is this spec's choice; frameworks choose parallel",
     "CONC-2": "the batch scheduler's interface",
@@ -96,9 +147,6 @@ EXCLUDED: Final[Mapping[str, str]] = {
     "CODE-4": "Code Mode is this spec's",
     "SCOPE-2": "one visibility view across native and Code Mode",
 }
-
-#: Portable rules judged on some of their clauses only (the others encode one design).
-PORTABLE_CLAUSES: Final[Mapping[str, frozenset[str]]] = {}
 
 #: ``--rules NAME`` selects a named set.
 RULE_SETS: Final[Mapping[str, Selection]] = {

@@ -23,7 +23,13 @@ from conformance.core.adapter import (
 )
 from conformance.core.evaluate import judge
 from conformance.core.model import View
-from conformance.core.rule_sets import EXCLUDED, PORTABLE
+from conformance.core.rule_sets import (
+    EXCLUDED,
+    EXCLUDED_CLAUSES,
+    PORTABLE,
+    PORTABLE_CLAUSES,
+    RULE_SETS,
+)
 from conformance.core.rules import RULES
 from conformance.core.runner import run_suite, select_rules
 from conformance.core.scenario import SCHEMA_DIR
@@ -175,6 +181,47 @@ def test_the_portable_set_and_its_exclusions_cover_every_judged_rule() -> None:
     assert all(reason.strip() for reason in [*PORTABLE.values(), *EXCLUDED.values()])
     assert select_rules("portable") == [rid for rid in RULES if rid in PORTABLE]
     assert "FIN-2" in select_rules("portable,FIN-2")
+
+
+def test_a_portable_rule_is_judged_on_its_portable_clauses_and_each_other_has_a_reason() -> None:
+    assert set(PORTABLE_CLAUSES) <= set(PORTABLE)
+    assert set(EXCLUDED_CLAUSES) == set(PORTABLE_CLAUSES)
+    for rid, selected in PORTABLE_CLAUSES.items():
+        clauses = set(RULES[rid].clauses)
+        assert selected and selected < clauses, rid
+        assert set(EXCLUDED_CLAUSES[rid]) == clauses - selected, rid
+        assert all(reason.strip() for reason in EXCLUDED_CLAUSES[rid].values())
+    selection = RULE_SETS["portable"]
+    assert set(selection) == set(PORTABLE)
+    assert {rid: c for rid, c in selection.items() if c is not None} == PORTABLE_CLAUSES
+
+
+def test_the_portable_set_keeps_the_invariants_every_design_claims() -> None:
+    """Membership, as SPEC section 6 and the README's table state it."""
+    assert set(PORTABLE) == {
+        "PIPE-5",  # consent binds what runs
+        "PRE-3",  # ask without a channel does not run
+        "PRE-4",  # every non-grant does not run
+        "PRE-2",  # a denial is never run
+        "GUARD-1",
+        "GUARD-2",
+        "PRE-6",  # a malformed decision fails closed
+        "RES-1",  # exactly one outcome per call
+        "RES-2",  # observers and caller agree when no observer writes
+        "CANCEL-2",  # no body after a pre-dispatch cancellation
+        "CANCEL-4",  # no abandoned body
+        "SCOPE-1",  # hidden equals missing
+        "DEF-2",  # nothing host-only reaches the model; no live handle
+        "POST-4",  # a throwing hook does not turn into a success
+    }
+    assert dict(PORTABLE_CLAUSES) == {
+        "PRE-4": {"answers"},
+        "RES-1": {"once"},
+        "RES-2": {"agree"},
+        "CANCEL-2": {"body"},
+    }
+    for rid in ("PIPE-2", "PIPE-3", "PIPE-4"):
+        assert rid in EXCLUDED
 
 
 # ------------------------------------------------------------------- PIPE-5
