@@ -10,6 +10,7 @@ the pool's terminate() cannot end).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import sys
@@ -33,16 +34,22 @@ class _Looping(ReferenceAdapter):
         if self.ignore_term and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
         print("stuck: looping", file=sys.stderr, flush=True)
-        turn = 0
-        while True:
+        while True:  # the one KeyboardInterrupt the kit raises lands in a try, wherever it hits
+            with contextlib.suppress(BaseException):  # nothing stops this loop from inside
+                _spin()
+
+
+def _spin() -> None:
+    turn = 0
+    while True:
+        try:
             try:
-                try:
-                    raise RuntimeError(f"runaway error {turn}")
-                except RuntimeError:
-                    log.exception("the implementation failed again (%d)", turn)
-                turn += 1
-            except BaseException:  # the point: nothing stops this loop from inside
-                pass
+                raise RuntimeError(f"runaway error {turn}")
+            except RuntimeError:
+                log.exception("the implementation failed again (%d)", turn)
+            turn += 1
+        except BaseException:
+            pass
 
 
 def make_looping() -> _Looping:

@@ -39,6 +39,7 @@ def _bound_s() -> float:
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
     return 5.0 * max(1.0, load)
 
+
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="signals and /proc: Linux")
 
 
