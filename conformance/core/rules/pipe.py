@@ -400,31 +400,42 @@ def PIPE_5(view: View) -> Iterator[Verdict]:
 
 @st.composite
 def _consent_scenarios(draw: st.DrawFn) -> dict[str, Any]:
-    """An ask answered allowed-once, then every later stage tries to change the arguments."""
+    """An ask answered allowed-once, and one stage that tries to change the arguments: the
+    asking policy itself before it asks (what it asks about is what the approver is shown
+    -- unless it runs again after the answer), a listener before it, a guard or a wrapper.
+    One writer per scenario, so a framework without some of these stages still runs most."""
     name = draw(s.NAMES)
-
-    def rewrite() -> dict[str, Any]:
-        if draw(st.booleans()):  # the whole arguments object, as a hook would assign it
-            value = {"amount": draw(st.integers(1, 500)), "to": "mallory"}
-            return {"mutate": {"target": "execution", "path": ["arguments"], "value": value}}
+    kind = draw(st.sampled_from(["whole", "field", "append"]))
+    write: dict[str, Any]
+    if kind == "whole":  # the whole arguments object, as a hook would assign it
+        value = {"amount": draw(st.integers(1, 500)), "to": "mallory"}
+        write = {"mutate": {"target": "execution", "path": ["arguments"], "value": value}}
+    elif kind == "append":  # not idempotent: a stage that runs twice appends twice
+        append: dict[str, Any] = {"target": "arguments", "path": ["memo"], "op": "append"}
+        write = {"mutate": {**append, "value": draw(s.json_scalars)}}
+    else:
         path = draw(st.sampled_from([["amount"], ["to"], ["extra"]]))
-        return {"mutate": {"target": "arguments", "path": path, "value": draw(s.json_scalars)}}
-
-    tool = s.tool(name, [{"observe": "arguments"}, {"return": "sent"}])
+        write = {"mutate": {"target": "arguments", "path": path, "value": draw(s.json_scalars)}}
+    where = draw(st.sampled_from(["policy", "outer", "guard", "wrapper"]))
+    policy = [write] if where == "policy" else []
     fields: dict[str, Any] = {
-        "preExecute": [s.listener("policy", [{"observe": "arguments"}, {"return": _ASK}])],
+        "preExecute": [s.listener("policy", [*policy, {"observe": "arguments"}, {"return": _ASK}])],
         "approval": {"steps": [{"return": "allowed-once"}]},
     }
-    if draw(st.booleans()):
-        fields["guards"] = [s.listener("guard", [rewrite(), {"return": None}])]
-    if draw(st.booleans()):
-        fields["wrappers"] = [s.listener("wrap", [rewrite(), {"delegate": True}])]
-    if draw(st.booleans()):
-        fields["preExecute"].insert(0, s.listener("outer", [rewrite(), {"delegate": True}]))
-    arguments = {"amount": draw(st.integers(1, 500)), "to": draw(st.sampled_from(["ana", "bo"]))}
+    if where == "outer":
+        fields["preExecute"].insert(0, s.listener("outer", [write, {"delegate": True}]))
+    elif where == "guard":
+        fields["guards"] = [s.listener("guard", [write, {"return": None}])]
+    elif where == "wrapper":
+        fields["wrappers"] = [s.listener("wrap", [write, {"delegate": True}])]
+    arguments = {
+        "amount": draw(st.integers(1, 500)),
+        "to": draw(st.sampled_from(["ana", "bo"])),
+        "memo": [],
+    }
     return s.scenario(
         "generated/PIPE-5",
-        [tool],
+        [s.tool(name, [{"observe": "arguments"}, {"return": "sent"}])],
         [{"call": s.call("c0", name, arguments, agent="main")}],
         **fields,
     )
