@@ -7,9 +7,41 @@
 // scenario's approval script and, when every answer has an SDK counterpart, calls
 // generateText again with the history plus the tool-approval-response parts. No network.
 //
-// The harness maps; it never judges and never fixes what the SDK does. References like
-// `dist:1234` are to node_modules/ai/dist/index.js of the pinned version (7.0.173).
-// See README.md for the mapping table, the missing capabilities and the closed forms.
+// The harness maps; it never judges, never fixes what the SDK does and builds no mechanism
+// the SDK lacks. `dist:N` = node_modules/ai/dist/index.js line N, `d.ts:N` = its
+// index.d.ts, `pu:N` = node_modules/@ai-sdk/provider-utils/dist/index.js, all of the pinned
+// versions (ai 7.0.173, provider-utils 5.0.81). Every declared stage and its SDK API:
+//
+// - pre-execute -> the `toolApproval` function of generateText (d.ts:4087), called by
+//   resolveToolApproval (dist:4123-4131) for every parsed call of a step (dist:6030) and
+//   again, on the resumed run, for every call the approver approved
+//   (validateApprovedToolApprovals, dist:5416-5423, on a shallow copy of the history's tool
+//   call, dist:5352-5360). The SDK has ONE such function per run: a scenario with more than
+//   one pre-execute listener for a run's agent is skipped (no kit-side chain). The
+//   listener's decision is said in the SDK's status vocabulary (ToolApprovalStatus,
+//   d.ts:3530-3555; `approvalStatus` below): allow -> {type: 'not-applicable'}, deny ->
+//   {type: 'denied', reason}, ask -> {type: 'user-approval', reason}, any other kind kept
+//   as the status type, any other value handed over as it is (what a policy written
+//   against the SDK with that mistake returns); `next()` is the end of a one-listener
+//   chain, the SDK's default for a call nobody objects to (not-applicable: it runs).
+// - approval -> the tool-approval-request parts of the first run (not isAutomatic,
+//   dist:6047-6057) and a second generateText with the history plus tool-approval-response
+//   parts (collectToolApprovals, dist:2510).
+// - observers -> the SDK's notification of each call's outcome: an executed call's
+//   onToolExecutionEnd (executeToolCall, dist:3052-3096; in a step and on resume,
+//   dist:5702), a call that did not run (an invalid call's tool-error part, an automatic
+//   denial's tool-approval-response part) its part in the step content of onStepEnd
+//   (dist:6212-6215, content built at dist:2619-2728). A call denied on the resumed run
+//   (approved: false, or `denied` when the policy is asked again) is written into the
+//   run's response messages only (dist:5739-5752): no callback tells of it, so no
+//   observer is told.
+// - scopes -> activeTools (filterActiveTools, dist:3101) and one run per agent: the host
+//   configures each agent's generateText with that agent's listeners and observers.
+// - scheduler -> several tool-call parts in one model turn; maxParallel ->
+//   toolCallConcurrency (mapWithConcurrency, dist:5465).
+// - timeout-policy -> timeout.tools[<name>Ms] (getToolTimeoutMs, dist:2234).
+//
+// README.md has the mapping table, the missing capabilities and the closed forms.
 
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -17,7 +49,7 @@ import { createRequire } from 'node:module'
 import { generateText, InvalidToolInputError, isStepCount, jsonSchema, NoSuchToolError, tool } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 
-import { attemptWrite, Binding, decode, dumps, jsonable, ScriptError, Session } from '@toolreg/interpreter'
+import { attemptWrite, Binding, decode, dumps, jsonable, modelEntry, ScriptError, Session } from '@toolreg/interpreter'
 import { Inexpressible } from '@toolreg/interpreter/stdio'
 
 const require = createRequire(import.meta.url)
@@ -32,9 +64,13 @@ export const IMPLEMENTATION = { name: UPSTREAM.name, version: UPSTREAM.version, 
  */
 const APPROVAL_SECRET = process.env.TOOLREG_VERCEL_APPROVAL_SECRET || undefined
 
-export const CAPABILITIES = ['pre-execute', 'guards', 'observers', 'approval', 'scopes', 'scheduler', 'timeout-policy']
+export const CAPABILITIES = ['pre-execute', 'observers', 'approval', 'scopes', 'scheduler', 'timeout-policy']
 
 export const MISSING = {
+  guards:
+    'no stage after the approval that can deny a call: toolApproval (resolveToolApproval, dist:4123) is the only policy ' +
+    'hook, asked before the approval and again, on resume, for each approved call (dist:5416); onToolExecutionStart runs ' +
+    'before execute but cannot stop it (notify swallows its throw, dist:2397-2402)',
   wrappers:
     'no around-wrapper of a tool body: execute is the body itself; the only thing run around it is a ' +
     "telemetry integration's executeTool (dist:3012), which can neither change the input nor author the result",
@@ -100,19 +136,25 @@ class BodyView {
   set agent(v) { if (this.options.context) this.options.context.agent = v }
 }
 
-/** What an observer is handed as the call: the onToolExecutionEnd event (dist:3073, 3089). */
+/**
+ * What an observer is handed as the call: the tool call the SDK's notification carries
+ * (onToolExecutionEnd's event.toolCall, dist:3073, 3089; a step's tool-call part, or a
+ * denial part's toolCall, dist:2646-2650, 6059-6090) and the context holding the agent
+ * (event.toolContext; the step's toolsContext entry).
+ */
 class ObservedView {
-  constructor(event) {
-    this.event = event
+  constructor(toolCall, context) {
+    this.toolCall = toolCall
+    this.context = context
   }
-  get callId() { return this.event.toolCall.toolCallId }
-  set callId(v) { this.event.toolCall.toolCallId = v }
-  get name() { return this.event.toolCall.toolName }
-  set name(v) { this.event.toolCall.toolName = v }
-  get arguments() { return this.event.toolCall.input }
-  set arguments(v) { this.event.toolCall.input = v }
-  get agent() { return this.event.toolContext?.agent ?? null }
-  set agent(v) { if (this.event.toolContext) this.event.toolContext.agent = v }
+  get callId() { return this.toolCall.toolCallId }
+  set callId(v) { this.toolCall.toolCallId = v }
+  get name() { return this.toolCall.toolName }
+  set name(v) { this.toolCall.toolName = v }
+  get arguments() { return this.toolCall.input }
+  set arguments(v) { this.toolCall.input = v }
+  get agent() { return this.context?.agent ?? null }
+  set agent(v) { if (this.context) this.context.agent = v }
 }
 
 /**
@@ -166,6 +208,12 @@ export class VercelBinding extends Binding {
     this.info = new WeakMap()
   }
 
+  /** An invalid call's tool-error part and its cause (parseToolCall, dist:3923-4000). */
+  noteCause(part, cause) {
+    if (NoSuchToolError.isInstance(cause)) this.info.set(part, { name: cause.name, code: 'UNKNOWN_TOOL' })
+    else if (InvalidToolInputError.isInstance(cause)) this.info.set(part, { name: cause.name, code: 'INVALID_ARGS' })
+  }
+
   keys(obj) {
     if (obj instanceof ApprovalView) {
       return ['approvalId', 'callId', 'name', 'arguments', ...(obj.requestPart.reason != null ? ['reason'] : [])]
@@ -175,8 +223,14 @@ export class VercelBinding extends Binding {
 
   // A live tool output (tool-result / tool-error part, dist:3072-3096) read and written under
   // the kit's result names: `value` and `content` are its `output` (what the model sees is
-  // rendered from it), `isError` its `type`, `error` its `error`.
+  // rendered from it), `isError` its `type`, `error` its `error`. A denial (a
+  // tool-approval-response part, dist:6075-6090) has no output: `isError` is `approved`
+  // negated.
   read(obj, key) {
+    if (isApprovalResponse(obj)) {
+      if (key === 'value' || key === 'content') throw new TypeError(`a tool-approval-response has no ${key}`)
+      if (key === 'isError') return obj.approved === false
+    }
     if (isToolOutput(obj)) {
       if (key === 'value' || key === 'content') {
         if (obj.type !== 'tool-result') throw new TypeError(`a ${obj.type} has no ${key}`)
@@ -193,6 +247,7 @@ export class VercelBinding extends Binding {
   }
 
   write(obj, key, value) {
+    if (isApprovalResponse(obj) && key === 'isError') return void (obj.approved = !value)
     if (isToolOutput(obj)) {
       if (key === 'value' || key === 'content') return void (obj.output = value)
       if (key === 'isError') return void (obj.type = value ? 'tool-error' : 'tool-result')
@@ -203,6 +258,10 @@ export class VercelBinding extends Binding {
 
   resultJson(result) {
     if (result instanceof Settled) return result.json
+    if (isApprovalResponse(result)) {
+      if (result.approved !== false) return jsonable({ type: result.type, approvalId: result.approvalId, approved: result.approved })
+      return denialJson(result.reason)
+    }
     if (isToolOutput(result)) {
       if (result.type === 'tool-result') {
         return { isError: false, value: jsonable(result.output), content: [{ type: 'text', text: textOf(result.output) }] }
@@ -213,6 +272,11 @@ export class VercelBinding extends Binding {
     }
     return jsonable(result)
   }
+}
+
+/** A tool-approval-response part of a step's content (an automatic approval or denial). */
+function isApprovalResponse(obj) {
+  return obj !== null && typeof obj === 'object' && obj.type === 'tool-approval-response' && 'approvalId' in obj && 'toolCall' in obj
 }
 
 function isToolOutput(obj) {
@@ -249,25 +313,24 @@ const USAGE = {
   outputTokens: { total: undefined, text: undefined, reasoning: undefined },
 }
 
-/** The well-formed kit decision's kind (exactly the keys its kind needs), else null. */
-function wellFormed(decision) {
-  const kinds = { allow: [[], []], deny: [['reason'], []], ask: [[], ['reason']] }
-  if (decision === null || typeof decision !== 'object' || Array.isArray(decision)) return null
-  const spec = kinds[decision.kind]
-  if (!spec || !Object.hasOwn(kinds, decision.kind)) return null
-  const keys = Object.keys(decision).filter((k) => k !== 'kind')
-  const [required, optional] = spec
-  if (!required.every((k) => keys.includes(k))) return null
-  if (!keys.every((k) => required.includes(k) || optional.includes(k))) return null
-  if (!keys.every((k) => typeof decision[k] === 'string')) return null
-  return decision.kind
+/** The kit's decision kinds in the SDK's approval vocabulary (ToolApprovalStatus, d.ts:3544-3556). */
+const STATUS_OF_KIND = { allow: 'not-applicable', deny: 'denied', ask: 'user-approval' }
+
+/**
+ * A pre-execute decision as a toolApproval function written against the SDK returns it:
+ * an object with a kind becomes the status object of that kind (an unknown kind stays the
+ * status type, every other key is kept: a deny's reason, an ask's reason); any other value
+ * (nothing, a string, a number, an object without a kind) is what such a policy returns,
+ * handed over as it is (normalizeToolApprovalStatus, dist:4156-4158).
+ */
+function approvalStatus(decision) {
+  if (decision === null || typeof decision !== 'object' || Array.isArray(decision) || typeof decision.kind !== 'string') return decision
+  const { kind, ...rest } = decision
+  return { type: Object.hasOwn(STATUS_OF_KIND, kind) ? STATUS_OF_KIND[kind] : kind, ...rest }
 }
 
-/** The kit's waterfall over the one toolApproval function: next() runs the rest of the chain. */
-function chain(listeners, view) {
-  const step = (i) => (i === listeners.length ? { kind: 'allow' } : listeners[i](view, () => step(i + 1)))
-  return step(0)
-}
+/** The end of a one-listener chain: nobody objects, the SDK's default (not-applicable: it runs). */
+const END_OF_CHAIN = () => ({ kind: 'allow' })
 
 class DeadlineExceeded extends Error {}
 
@@ -296,8 +359,9 @@ export function describeError(e) {
  * Throws Inexpressible (skipped) or ScriptError (errored).
  */
 export async function runScenario(scenario) {
-  for (const key of ['wrappers', 'postExecute', 'codeDispatchLog']) {
-    if ((scenario[key] ?? []).length > 0) throw new Inexpressible(`${key}: ${MISSING[key === 'postExecute' ? 'post-execute' : key] ?? 'not expressible'}`)
+  const capabilityOf = { guards: 'guards', wrappers: 'wrappers', postExecute: 'post-execute', codeDispatchLog: 'code-mode' }
+  for (const [key, capability] of Object.entries(capabilityOf)) {
+    if ((scenario[key] ?? []).length > 0) throw new Inexpressible(`${key}: ${MISSING[capability]}`)
   }
   const binding = new VercelBinding()
   const session = new Session(scenario, binding)
@@ -309,7 +373,6 @@ export async function runScenario(scenario) {
   }
   const visible = (scope, agent) => scope === undefined || scope === null || scope === agent
   const pre = (scenario.preExecute ?? []).map((s) => ({ scope: s.scope, run: session.preListener(s) }))
-  const guards = (scenario.guards ?? []).map((s) => ({ scope: s.scope, run: session.guard(s) }))
   const observers = (scenario.observers ?? []).map((s) => ({ scope: s.scope, run: session.observer(s) }))
   const approve = scenario.approval !== undefined ? session.approvalRequest(scenario.approval) : undefined
 
@@ -349,7 +412,7 @@ export async function runScenario(scenario) {
   }
 
   /** The generateText options of one turn (every call of it shares the run's agent). */
-  const common = (agent, signal, phase, maxParallel) => {
+  const common = (agent, signal, maxParallel) => {
     const { tools, activeTools } = toolsFor(agent)
     const toolsContext = Object.fromEntries(Object.keys(tools).map((name) => [name, { agent }]))
     const options = {
@@ -365,47 +428,49 @@ export async function runScenario(scenario) {
     }
     const timeout = timeoutFor()
     if (timeout) options.timeout = timeout
-    if (pre.length > 0 || guards.length > 0) {
-      options.toolApproval = async ({ toolCall, runtimeContext }) => {
-        const view = new CallView(toolCall, runtimeContext)
-        const runAgent = runtimeContext?.agent ?? null
-        const objection = () => {
-          for (const g of guards) {
-            if (!visible(g.scope, runAgent)) continue
-            const reason = g.run(view)
-            if (reason !== undefined) return { type: 'denied', reason }
-          }
-          return 'not-applicable'
-        }
-        // On the resumed run the SDK asks again for every approved call
-        // (validateApprovedToolApprovals, dist:5416): the approval answered the ask; guards run now.
-        if (phase.resumed) return objection()
-        const decision = await chain(pre.filter((p) => visible(p.scope, runAgent)).map((p) => p.run), view)
-        const kind = wellFormed(decision)
-        if (kind === 'deny') return { type: 'denied', reason: decision.reason }
-        if (kind === 'ask') return { type: 'user-approval', ...(decision.reason !== undefined ? { reason: decision.reason } : {}) }
-        if (kind === 'allow') return objection()
-        // No decision: the guards still run (they are not the waterfall's to skip); without an
-        // objection the value is handed to the SDK as is (normalizeToolApprovalStatus, dist:4156).
-        const objected = objection()
-        return objected === 'not-applicable' ? decision : objected
-      }
+    const listeners = pre.filter((p) => visible(p.scope, agent))
+    if (listeners.length > 1) {
+      throw new Inexpressible(
+        `${listeners.length} pre-execute listeners for one run: the SDK has one toolApproval function per generateText ` +
+          '(resolveToolApproval, dist:4123) and no chain of them',
+      )
     }
-    if (observers.length > 0) {
-      // One onToolExecutionEnd callback; its observers run the way notify() runs callbacks:
-      // concurrently, each one's throw contained (dist:2397-2402).
-      options.onToolExecutionEnd = (event) =>
-        Promise.all(
-          observers
-            .filter((o) => visible(o.scope, event.toolContext?.agent ?? agent))
-            .map(async (o) => {
-              try {
-                await o.run(new ObservedView(event), event.toolOutput)
-              } catch (e) {
-                if (e instanceof ScriptError) throw e
-              }
-            }),
-        )
+    if (listeners.length === 1) {
+      // Every time the SDK asks, the listener decides: in the step (dist:6030) and, on the
+      // resumed run, again for each approved call (dist:5416).
+      const [listener] = listeners
+      options.toolApproval = async ({ toolCall, runtimeContext }) =>
+        approvalStatus(await listener.run(new CallView(toolCall, runtimeContext), END_OF_CHAIN))
+    }
+    const watching = observers.filter((o) => visible(o.scope, agent))
+    // Several observers of one notification run the way notify() runs callbacks:
+    // concurrently, each one's throw contained (dist:2397-2402).
+    const tell = (view, result) =>
+      Promise.all(
+        watching.map(async (o) => {
+          try {
+            await o.run(view, result)
+          } catch (e) {
+            if (e instanceof ScriptError) throw e
+          }
+        }),
+      )
+    if (watching.length > 0) {
+      // An executed call: onToolExecutionEnd with its live output (dist:3052-3096).
+      options.onToolExecutionEnd = (event) => tell(new ObservedView(event.toolCall, event.toolContext), event.toolOutput)
+    }
+    // A call that did not run: its part in the step content (dist:2619-2728, 6096-6104). The
+    // error code of an invalid call is read off its cause here, before anyone sees the part.
+    options.onStepEnd = async (step) => {
+      const invalid = new Map(step.toolCalls.filter((c) => c.invalid).map((c) => [c.toolCallId, c.error]))
+      for (const part of step.content) {
+        if (part.type === 'tool-error' && invalid.has(part.toolCallId)) binding.noteCause(part, invalid.get(part.toolCallId))
+        const id = part.type === 'tool-approval-response' ? part.toolCall.toolCallId : part.toolCallId
+        const told = (part.type === 'tool-error' && invalid.has(id)) || (part.type === 'tool-approval-response' && part.approved === false)
+        if (!told || watching.length === 0) continue
+        const toolCall = part.toolCall ?? step.toolCalls.find((c) => c.toolCallId === id)
+        await tell(new ObservedView(toolCall, step.toolsContext?.[toolCall.toolName] ?? step.runtimeContext), part)
+      }
     }
     return options
   }
@@ -434,10 +499,9 @@ export async function runScenario(scenario) {
         }
       },
     })
-    const phase = { resumed: false }
     const prompt = [{ role: 'user', content: 'toolreg scenario turn' }]
     let ended
-    const options = { ...common(agent, signal, phase, maxParallel), model, onEnd: (event) => void (ended = event) }
+    const options = { ...common(agent, signal, maxParallel), model, onEnd: (event) => void (ended = event) }
     const first = await generateText({ ...options, messages: prompt })
     const runs = [first]
     const answers = new Map()
@@ -472,7 +536,6 @@ export async function runScenario(scenario) {
         responses.push({ type: 'tool-approval-response', approvalId: requestPart.approvalId, ...mapped })
       }
       if (stop === undefined) {
-        phase.resumed = true
         ended = undefined
         const resumed = await generateText({ ...options, messages: [...prompt, ...history, { role: 'tool', content: responses }] })
         runs.push(resumed)
@@ -488,16 +551,12 @@ export async function runScenario(scenario) {
     // (executed, or invalid: dist:6093-6101), or an automatic denial (approval-response part).
     for (const run of runs) {
       for (const step of run.steps) {
-        const invalid = new Map(step.toolCalls.filter((c) => c.invalid).map((c) => [c.toolCallId, c.error]))
         for (const part of step.content) {
           if (answers.has(part.toolCallId ?? part.toolCall?.toolCallId)) continue
           if (part.type === 'tool-result' || part.type === 'tool-error') {
-            const cause = invalid.get(part.toolCallId)
-            if (cause !== undefined && NoSuchToolError.isInstance(cause)) binding.info.set(part, { name: cause.name, code: 'UNKNOWN_TOOL' })
-            if (cause !== undefined && InvalidToolInputError.isInstance(cause)) binding.info.set(part, { name: cause.name, code: 'INVALID_ARGS' })
             answers.set(part.toolCallId, { result: part })
           } else if (part.type === 'tool-approval-response' && part.approved === false) {
-            answers.set(part.toolCall.toolCallId, { result: denied(part.reason) })
+            answers.set(part.toolCall.toolCallId, { result: part })
           }
         }
       }
@@ -542,10 +601,11 @@ export async function runScenario(scenario) {
   }
 }
 
-/** A denial: the SDK's approval-response part (approved: false, reason?), dist:6075-6090. */
-function denied(reason) {
+/** A denial's result: the reason of an approval-response part (approved: false, dist:6075-6090)
+ * or of an execution-denied output (dist:5739-5748). */
+function denialJson(reason) {
   const message = reason ?? 'execution denied'
-  return new Settled({ isError: true, error: { message }, content: [{ type: 'text', text: message }] })
+  return { isError: true, error: { message }, content: [{ type: 'text', text: message }] }
 }
 
 /** A resumed call's result as the SDK returns it: a tool message's tool-result part (dist:5710-5752). */
@@ -561,7 +621,7 @@ function settledOf(part) {
       return new Settled({ isError: true, error: { message }, content: [{ type: 'text', text: message }] })
     }
     case 'execution-denied':
-      return denied(output.reason)
+      return new Settled(denialJson(output.reason))
     default:
       return new Settled(jsonable(part))
   }
@@ -569,9 +629,10 @@ function settledOf(part) {
 
 /**
  * `schemas`: the tool list the mock model actually receives (LanguageModelV4 call options
- * `tools`, built by prepareTools, dist:2131), one entry per wire tool: name, description,
- * parameters (= inputSchema), and any other wire field verbatim (no `type`, the provider's
- * discriminator). Nothing is copied: what the model got is what is answered and mutated.
+ * `tools`, built by prepareTools, dist:2131-2175), each entry through the kit's one wire
+ * projection (`modelEntry`: inputSchema -> parameters, the envelope type: 'function' and a
+ * boolean strict dropped, every other field kept). Nothing is copied: the values are the
+ * SDK's own objects, so a write goes into what the SDK sends next (a new request shows it).
  */
 async function schemasAnswer(action, common) {
   const scope = action.schemas?.scope ?? null
@@ -583,14 +644,9 @@ async function schemasAnswer(action, common) {
         return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: USAGE, warnings: [] }
       },
     })
-    const options = common(scope, undefined, { resumed: false }, undefined)
+    const options = common(scope, undefined, undefined)
     await generateText({ ...options, model, prompt: 'toolreg schemas' })
-    return seen.map(({ type, name, description, inputSchema, ...rest }) => ({
-      name,
-      ...(description !== undefined ? { description } : {}),
-      parameters: inputSchema,
-      ...rest,
-    }))
+    return seen.map((entry) => modelEntry(entry, { inputSchema: 'parameters' }))
   }
   const listed = await list()
   const answer = { schemas: jsonable(listed) }
