@@ -16,10 +16,10 @@
 //   resolveToolApproval (dist:4123-4131) for every parsed call of a step (dist:6030) and
 //   again, on the resumed run, for every call the approver approved
 //   (validateApprovedToolApprovals, dist:5416-5423, on a shallow copy of the history's tool
-//   call, dist:5352-5360). The SDK has ONE such function per run: a scenario with more than
+//   call, dist:5351-5360). The SDK has ONE such function per run: a scenario with more than
 //   one pre-execute listener for a run's agent is skipped (no kit-side chain). The
 //   listener's decision is said in the SDK's status vocabulary (ToolApprovalStatus,
-//   d.ts:3530-3555; `approvalStatus` below): allow -> {type: 'not-applicable'}, deny ->
+//   d.ts:3530-3556; `approvalStatus` below): allow -> {type: 'not-applicable'}, deny ->
 //   {type: 'denied', reason}, ask -> {type: 'user-approval', reason}, any other kind kept
 //   as the status type, any other value handed over as it is (what a policy written
 //   against the SDK with that mistake returns); `next()` is the end of a one-listener
