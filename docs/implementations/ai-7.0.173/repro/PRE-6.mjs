@@ -1,6 +1,6 @@
 // PRE-6 (difference): a toolApproval that returns no known status lets the call run.
 // `undefined` is documented as 'not-applicable' (docs/03-agents/06-tool-approvals.mdx:37); a
-// status outside the four documented ones ('deny', {type: 'maybe'}, {kind: 'deny'}, 1) matches
+// status outside the four documented ones ('deny', {type: 'accept'}, {kind: 'deny'}, 1) matches
 // no case of the status switch and is not blocked either. `null` throws (the run raises).
 // ai 7.0.173, public API only. Run: node PRE-6.mjs (from harnesses/vercel-ai/). Exit 0: it reproduces.
 import { generateText, isStepCount, jsonSchema, tool } from 'ai'
@@ -33,7 +33,7 @@ const expect = async (status, wanted, why) => {
   failed ||= !ok
 }
 await expect(undefined, 'ran', 'documented: the same as not-applicable')
-for (const status of ['deny', { type: 'maybe' }, { kind: 'deny' }, { type: 'reject', reason: 'no' }, 1]) {
+for (const status of ['deny', { type: 'accept' }, { type: 'reject', reason: 'no' }, { kind: 'deny' }, 1]) {
   await expect(status, 'ran', 'not one of the four statuses: no case of the switch, not blocked')
 }
 await expect('denied', 'blocked', 'the documented status, for contrast')
