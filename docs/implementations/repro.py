@@ -120,7 +120,7 @@ def command_of(script: Path, root: Path) -> tuple[list[str] | None, dict[str, st
         kit = _PY_KIT.search(text)
         if kit:
             return None, env, f"imports the kit ({kit.group(1)}): only the public API may be used"
-        return [sys.executable, str(script)], env, None
+        return [sys.executable, str(script.resolve())], env, None
     kit = _MJS_KIT.search(text)
     if kit:
         return None, env, f"imports the kit ({kit.group(1)}): only the public API may be used"
@@ -129,7 +129,8 @@ def command_of(script: Path, root: Path) -> tuple[list[str] | None, dict[str, st
         return None, env, why
     env["TOOLREG_REPRO_HARNESS"] = str(harness)
     env["TOOLREG_REPRO_DIR"] = str(script.parent.resolve())
-    return ["node", "--import", HOOKS.as_uri(), str(script)], env, None
+    # absolute: the script runs from an empty scratch directory, not from where DIR was named
+    return ["node", "--import", HOOKS.as_uri(), str(script.resolve())], env, None
 
 
 def run_one(script: Path, root: Path, timeout: float) -> tuple[bool, str, list[str]]:

@@ -75,6 +75,18 @@ def test_a_passing_a_failing_and_a_missing_reproduction(tmp_path: Path) -> None:
     assert "impl-1.0 PRE-3" not in summary
 
 
+def test_a_directory_named_relative_to_the_current_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each script runs from an empty scratch directory: a DIR named relative to the current
+    # one (as CI's discovery names them) must still find its scripts
+    directory = published(tmp_path, {"PRE-3": "fail"}, {"PRE-3.py": OK})
+    monkeypatch.chdir(tmp_path)
+    code, out = run(directory.name)
+    assert code == 0, out
+    assert "ok       PRE-3  repro/PRE-3.py: reproduces" in out
+
+
 def test_without_a_contract_a_missing_reproduction_is_a_note(tmp_path: Path) -> None:
     directory = published(tmp_path, FINDINGS, {"PRE-3.py": OK})
     code, out = run(str(directory))
