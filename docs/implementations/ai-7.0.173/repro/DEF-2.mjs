@@ -2,7 +2,7 @@
 // tool never reaches the model), but its inputSchema is the very object the tool's jsonSchema()
 // holds: a provider or middleware that edits options.tools[i].inputSchema in place changes every
 // later request (the aliasing class of vercel/ai#14568 / #14715). ai 7.0.173, public API only.
-// Run: node DEF-2.mjs (from harnesses/vercel-ai/). Exit 0: it reproduces.
+// Run: python docs/implementations/repro.py docs/implementations/ai-7.0.173. Exit 0: it reproduces.
 import { generateText, jsonSchema, tool } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 

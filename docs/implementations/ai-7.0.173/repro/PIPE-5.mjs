@@ -5,7 +5,7 @@
 //     (experimental_toolApprovalSecret) does not catch it.
 // (b) Without signing, a client that edits the tool-call input in the history it sends back gets
 //     the edited input executed; with signing that raises InvalidToolApprovalSignatureError.
-// Run: node PIPE-5.mjs (from harnesses/vercel-ai/). Exit 0: it reproduces.
+// Run: python docs/implementations/repro.py docs/implementations/ai-7.0.173. Exit 0: it reproduces.
 import { generateText, isStepCount, jsonSchema, tool } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 

@@ -3,7 +3,7 @@
 // the SDK re-validates that, finds it differs from the approved input and answers
 // InvalidToolInputError instead of running the tool (documented: docs/03-agents/06-tool-approvals.mdx:282-285).
 // An in-place write is not caught this way (see PIPE-5.mjs). ai 7.0.173, public API only.
-// Run: node PRE-4.mjs (from harnesses/vercel-ai/). Exit 0: it reproduces.
+// Run: python docs/implementations/repro.py docs/implementations/ai-7.0.173. Exit 0: it reproduces.
 import { generateText, isStepCount, jsonSchema, tool } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 

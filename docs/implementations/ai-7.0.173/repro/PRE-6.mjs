@@ -2,7 +2,8 @@
 // `undefined` is documented as 'not-applicable' (docs/03-agents/06-tool-approvals.mdx:37); a
 // status outside the four documented ones ('deny', {type: 'accept'}, {kind: 'deny'}, 1) matches
 // no case of the status switch and is not blocked either. `null` throws (the run raises).
-// ai 7.0.173, public API only. Run: node PRE-6.mjs (from harnesses/vercel-ai/). Exit 0: it reproduces.
+// ai 7.0.173, public API only.
+// Run: python docs/implementations/repro.py docs/implementations/ai-7.0.173. Exit 0: it reproduces.
 import { generateText, isStepCount, jsonSchema, tool } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 

@@ -1,9 +1,10 @@
-// RES-1 (difference): the per-result callbacks are handed live objects, not a frozen record:
-// onToolExecutionEnd's event.toolContext is the caller's own toolsContext entry and
-// event.toolOutput is the very part the step returns, so what one callback writes (here the
-// agent in the tool's context, and the output) is what every later reader sees: onStepEnd, the
-// caller's result, the next call. ai 7.0.173, public API only.
-// Run: node RES-1.mjs (from harnesses/vercel-ai/). Exit 0: it reproduces.
+// RES-1 (difference): a call the person denies when the run resumes gets its outcome, but no
+// per-call callback tells of it. On the continuation generateText the denial (approved: false)
+// is written into the run's response messages only, as a tool-result with output
+// execution-denied: onToolExecutionEnd fires for executed calls, and the resumed run's
+// onStepEnd content has no part for the call. (An approved call on resume does get
+// onToolExecutionEnd, for contrast.) ai 7.0.173, public API only.
+// Run: python docs/implementations/repro.py docs/implementations/ai-7.0.173. Exit 0: it reproduces.
 import { generateText, isStepCount, jsonSchema, tool } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 
@@ -12,23 +13,32 @@ const answer = (content, unified) => ({ content, finishReason: { unified, raw: u
 const model = () => new MockLanguageModelV4({
   doGenerate: async ({ prompt }) => prompt.at(-1)?.role === 'tool'
     ? answer([{ type: 'text', text: 'done' }], 'stop')
-    : answer([{ type: 'tool-call', toolCallId: 'c1', toolName: 'probe', input: '{"text":"a"}' }], 'tool-calls'),
+    : answer([{ type: 'tool-call', toolCallId: 'c1', toolName: 'edit_file', input: '{"path":"README.md"}' }], 'tool-calls'),
 })
 
-const contextsSeen = []
-const tools = { probe: tool({ inputSchema: jsonSchema({ type: 'object' }), execute: async (input, { context }) => { contextsSeen.push(context.agent); return { k: 'a' } } }) }
-const toolsContext = { probe: { agent: 'main' } }
-let event
-let stepSaw
-const run = () => generateText({
-  model: model(), tools, toolsContext, stopWhen: isStepCount(2), prompt: 'probe',
-  onToolExecutionEnd: (e) => { event ??= e; if (e === event) { e.toolContext.agent = 'intruder'; e.toolOutput.output = { k: 'tampered' } } },
-  onStepEnd: (step) => { stepSaw ??= { agent: step.toolsContext.probe.agent, output: step.content.find((p) => p.type === 'tool-result')?.output } },
-})
-const first = await run()
-await run() // a later call with the same host configuration
-const part = first.steps[0].content.find((p) => p.type === 'tool-result')
-const ok = event.toolContext === toolsContext.probe && event.toolOutput === part && stepSaw.agent === 'intruder' &&
-  stepSaw.output.k === 'tampered' && part.output.k === 'tampered' && contextsSeen.join() === 'main,intruder'
-console.log(`${ok ? 'reproduces' : 'DOES NOT REPRODUCE'}: onStepEnd saw ${JSON.stringify(stepSaw)}; the caller got ${JSON.stringify(part.output)}; the bodies saw agents ${contextsSeen.join(', ')}`)
+async function resume(approved) {
+  const told = [] // every per-call notification that names c1
+  const options = {
+    tools: { edit_file: tool({ inputSchema: jsonSchema({ type: 'object' }), execute: async () => 'written' }) },
+    toolApproval: () => 'user-approval',
+    stopWhen: isStepCount(2),
+    onToolExecutionEnd: (event) => told.push(`onToolExecutionEnd(${event.toolCall.toolCallId})`),
+    onStepEnd: (step) => {
+      for (const part of step.content) if ((part.toolCallId ?? part.toolCall?.toolCallId) === 'c1') told.push(`onStepEnd(${part.type})`)
+    },
+  }
+  const prompt = [{ role: 'user', content: 'edit the readme' }]
+  const first = await generateText({ ...options, model: model(), messages: prompt })
+  const request = first.content.find((p) => p.type === 'tool-approval-request')
+  told.length = 0 // what the first run said (the tool call, the request) is not the outcome
+  const reply = { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: request.approvalId, approved, reason: 'the person said no' }] }
+  const second = await generateText({ ...options, model: model(), messages: [...prompt, ...first.response.messages, reply] })
+  const outcome = second.responseMessages.find((m) => m.role === 'tool')?.content.find((p) => p.toolCallId === 'c1')?.output
+  return { told, outcome }
+}
+
+const denied = await resume(false)
+const approved = await resume(true)
+const ok = denied.outcome?.type === 'execution-denied' && denied.told.length === 0 && approved.told.includes('onToolExecutionEnd(c1)')
+console.log(`${ok ? 'reproduces' : 'DOES NOT REPRODUCE'}: denied on resume -> outcome ${JSON.stringify(denied.outcome)}, callbacks [${denied.told}]; approved on resume -> callbacks [${approved.told}]`)
 process.exit(ok ? 0 : 1)
