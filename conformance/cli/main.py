@@ -393,7 +393,7 @@ def _finish_run(
         updated_expectations,
         write_expectations,
     )
-    from conformance.reporting.report import group_counts, write_reports
+    from conformance.reporting.report import group_counts, verdict_words, write_reports
 
     info = result.implementation
 
@@ -447,18 +447,13 @@ def _finish_run(
     if report_dir is not None:
         paths = write_reports(result, report_dir, args.expect)
         print(f"reports: {', '.join(str(p) for p in paths)}", file=err)
-    known = sum(o.status == Status.EXPECTED_FAIL for o in result.rules)
-    conformant = result.conformant and not (expectations is not None and known)
-    verdict = "CONFORMANT" if conformant else "NOT CONFORMANT"
-    if result.contract is not None:
-        verdict += f" to the contract {result.contract['file']}"
-    if expectations is not None and result.conformant:
-        verdict += ", exactly as expected" if known else " (as expected)"
-    differing = sum(o.status == Status.DIFFERENCE for o in result.rules)
-    if differing:
-        verdict += f" ({differing} differences from DSH, none a defect)"
-    if result.incomplete:
-        verdict = "INCOMPLETE (interrupted)"
+    verdict = verdict_words(
+        conformant=result.conformant,
+        known=sum(o.status == Status.EXPECTED_FAIL for o in result.rules),
+        differing=sum(o.status == Status.DIFFERENCE for o in result.rules),
+        incomplete=result.incomplete,
+        contract=result.contract["file"] if result.contract is not None else None,
+    )
     counts = {s: sum(o.status == s for o in result.rules) for s in {o.status for o in result.rules}}
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
     print(f"\n{verdict}: {info.name} {info.version}: {summary}", file=out)

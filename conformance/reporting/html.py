@@ -56,7 +56,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from conformance.reporting.compare import KIND_ORDER, KIND_TEXT, Cell, Comparison
-from conformance.reporting.report import ASSESSMENTS
+from conformance.reporting.report import ASSESSMENTS, verdict_words
 from conformance.vocab import FAILING, NOT_RUN, STAGES, Status
 
 __all__ = ["CaseFiles", "comparison_html", "load_cases", "report_html"]
@@ -905,18 +905,13 @@ def report_html(
             files.missing[path] = "not found"
 
     title = f"Conformance report: {impl.get('name', '?')} {impl.get('version', '?')}"
-    known = sum(r.get("status") == Status.EXPECTED_FAIL for r in rules)
     conformant = document.get("conformant") is True
-    verdict = "CONFORMANT" if conformant else "NOT CONFORMANT"
-    differing = sum(r.get("status") == Status.DIFFERENCE for r in rules)
-    said = [f"{differing} differences from DSH, none a defect"] if differing else []
-    if conformant and known:
-        verdict = "NOT CONFORMANT, exactly as expected"
-        said.insert(0, f"{known} known failures")
-    if said:
-        verdict += f" ({'; '.join(said)})"
-    if document.get("incomplete") is True:
-        verdict = "INCOMPLETE: interrupted before every rule ran"
+    verdict = verdict_words(
+        conformant=conformant,
+        known=sum(r.get("status") == Status.EXPECTED_FAIL for r in rules),
+        differing=sum(r.get("status") == Status.DIFFERENCE for r in rules),
+        incomplete=document.get("incomplete") is True,
+    )
     body = [f"<header><h1>{_e(title)}</h1>", '<table class="meta">']
     capabilities = ", ".join(str(c) for c in sorted(map(str, _list(impl.get("capabilities")))))
     rows = [
