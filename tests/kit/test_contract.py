@@ -274,7 +274,9 @@ def test_an_unpromised_failure_is_a_difference_in_every_report(
     code, report = _run(tmp_path, contract)
     out = capsys.readouterr().out
     assert code == 0  # a difference never makes the run non-conformant
-    assert "PRE-3  difference (not a defect)" in out and "1 difference from DSH, not a defect" in out
+    assert (
+        "PRE-3  difference (not a defect)" in out and "1 difference from DSH, not a defect" in out
+    )
     document = json.loads((report / "report.json").read_text())
     validate(document, "report")
     assert document["conformant"] is True
