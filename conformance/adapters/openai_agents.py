@@ -194,11 +194,17 @@ _APPROVAL = {"name": "tool_name"}
 class AgentsBinding(Binding):
     """Reads the SDK's ToolContext and ToolApprovalItem; no signal is handed to any stage.
 
-    ``ToolContext.tool_arguments`` is the JSON text the model sent (a ``str`` field,
-    ``SP/tool_context.py:52``): a stage reads it parsed, and a stage that assigns the
-    arguments writes JSON text there, as a hook author would; a write *inside* the
-    parsed copy cannot reach the string (the mutation lands on a copy). The same holds
-    for the caller's model item (``ResponseFunctionToolCall.arguments``).
+    A call's arguments are JSON text in two places of a ``ToolContext``: the model's
+    function-call item, ``tool_call.arguments`` (``SP/tool_context.py:55-56``: "The tool
+    call object associated with this invocation"), which is what the SDK invokes the
+    body with (``SP/run_internal/tool_execution.py:2091-2095``) and records in the run's
+    history, and ``tool_arguments`` (``:52-53``, "The raw arguments string of the tool
+    call"), the copy guardrails and hooks are handed to read. A stage reads the
+    arguments where the SDK keeps them (``tool_call.arguments``) parsed; a stage that
+    assigns them writes JSON text to both, as a hook author rewriting the call would, so
+    the write reaches every place the SDK reads the arguments from. A write *inside* the
+    parsed value cannot reach the string (it lands on a fresh parse). The same holds for
+    the caller's model item (``ResponseFunctionToolCall.arguments``).
     """
 
     def new_controller(self) -> Any:
@@ -212,6 +218,8 @@ class AgentsBinding(Binding):
     def read(self, obj: Any, key: str | int) -> Any:
         if isinstance(obj, Invocation):
             return obj.text if key == "arguments" else self.read(obj.context, key)
+        if isinstance(obj, ToolContext) and key == "arguments":
+            return _call_arguments(obj)
         if isinstance(key, str) and key in self._aliases(obj):
             return getattr(obj, self._aliases(obj)[key])
         return super().read(obj, key)
@@ -219,10 +227,14 @@ class AgentsBinding(Binding):
     def write(self, obj: Any, key: str | int, value: Any) -> None:
         if isinstance(obj, Invocation) and key == "arguments":
             obj.text = json.dumps(value, allow_nan=True)  # rebinding the body's own parameter
+            self.write(obj.context, key, value)  # and the call's, in the context it is handed
         elif isinstance(obj, Invocation):
             self.write(obj.context, key, value)
         elif isinstance(obj, ToolContext) and key == "arguments":
-            obj.tool_arguments = json.dumps(value, allow_nan=True)  # a str field
+            text = json.dumps(value, allow_nan=True)
+            obj.tool_arguments = text  # a str field
+            if obj.tool_call is not None:
+                obj.tool_call.arguments = text  # what the SDK invokes the body with
         elif isinstance(obj, ResponseFunctionToolCall) and key == "arguments":
             obj.arguments = json.dumps(value, allow_nan=True)  # the model item's: str too
         elif isinstance(key, str) and key in self._aliases(obj):
@@ -254,7 +266,7 @@ class AgentsBinding(Binding):
         if isinstance(execution, Invocation):
             return _parsed(execution.text)
         if isinstance(execution, ToolContext):  # the SDK hands the JSON text
-            return _parsed(execution.tool_arguments)
+            return _parsed(_call_arguments(execution))
         return super().arguments(execution)
 
     def request_arguments(self, request: Any) -> Any:
@@ -307,6 +319,12 @@ def _non_string_key(value: Any, depth: int = 0) -> bool:
     if isinstance(value, list):
         return any(_non_string_key(v, depth + 1) for v in value)
     return False
+
+
+def _call_arguments(ctx: ToolContext[Any]) -> Any:
+    """The call's arguments as the SDK keeps them: its function-call item's JSON text (the
+    context's ``tool_arguments`` copy when there is no item)."""
+    return ctx.tool_call.arguments if ctx.tool_call is not None else ctx.tool_arguments
 
 
 def _parsed(text: Any) -> Any:

@@ -174,17 +174,61 @@ GATED_THEN_REWRITTEN: dict[str, Any] = {
 }
 
 
-def test_the_approver_is_shown_what_the_body_receives() -> None:
-    """ToolApprovalItem.arguments is JSON text: the request event records it parsed; the
-    body gets what on_invoke_tool is passed (the model item's arguments), so a guard's
-    write of ToolContext.tool_arguments after the approval does not reach it (PIPE-5)."""
+def body_observations(trace: dict[str, Any]) -> list[Any]:
+    return [e["observed"] for e in trace["events"] if e.get("stage") == "body" and "observed" in e]
+
+
+def test_a_guard_rewriting_the_arguments_after_approval_reaches_the_body() -> None:
+    """Mapping: a guard's write of execution.arguments goes where the SDK keeps the call's
+    arguments (ToolContext.tool_call.arguments, which the SDK invokes the body with, and
+    ToolContext.tool_arguments): approved {100, ana}, the body runs {5000, mallory}. This is
+    the shape the kit's own PIPE-5 generator draws, so PIPE-5 fails on a generated case."""
     trace = make_adapter().run(GATED_THEN_REWRITTEN)
     (request,) = approval_requests(trace)
     assert request["arguments"] == {"amount": 100, "to": "ana"}
-    (body,) = [e for e in trace["events"] if e.get("stage") == "body" and "observed" in e]
-    assert body["observed"] == {"amount": 100, "to": "ana"}
+    assert body_observations(trace) == [{"amount": 5000, "to": "mallory"}]
     verdicts = judge(GATED_THEN_REWRITTEN, trace, ["PIPE-5"])["PIPE-5"]
-    assert verdicts and all(v.ok for v in verdicts)
+    assert verdicts and not all(v.ok for v in verdicts)
+
+
+PROBE = (
+    Path(__file__).resolve().parents[2]
+    / "docs/implementations/openai-agents-0.24.0/probes/PIPE-5-guardrail-rewrites-tool-call.json"
+)
+
+
+def test_the_hand_made_probe_agrees_with_the_generated_shape() -> None:
+    """The probe writes ToolContext.tool_call.arguments by its SDK name; the generated shape
+    writes execution.arguments. Both reach the body the same way and fail PIPE-5 alike."""
+    probe = json.loads(PROBE.read_text(encoding="utf-8"))
+    probe_trace = make_adapter().run(probe)
+    generated_trace = make_adapter().run(GATED_THEN_REWRITTEN)
+    assert body_observations(probe_trace) == body_observations(generated_trace)
+    for s, trace in ((probe, probe_trace), (GATED_THEN_REWRITTEN, generated_trace)):
+        verdicts = judge(s, trace, ["PIPE-5"])["PIPE-5"]
+        assert verdicts and not all(v.ok for v in verdicts)
+
+
+def test_an_arguments_write_reaches_both_places_the_sdk_keeps_them() -> None:
+    """Binding: a ToolContext's arguments are read off its function-call item and an
+    assignment writes JSON text to the item and to tool_arguments alike."""
+    from agents.tool_context import ToolContext
+    from openai.types.responses import ResponseFunctionToolCall
+
+    from conformance.adapters.openai_agents import AgentsBinding
+
+    item = ResponseFunctionToolCall(
+        type="function_call", call_id="c0", name="t", arguments='{"a": 1}'
+    )
+    ctx: ToolContext[Any] = ToolContext(
+        None, tool_name="t", tool_call_id="c0", tool_arguments='{"a": 1}', tool_call=item
+    )
+    binding = AgentsBinding()
+    binding.write(ctx, "arguments", {"a": 2})
+    assert json.loads(item.arguments) == json.loads(ctx.tool_arguments) == {"a": 2}
+    assert binding.arguments(ctx) == {"a": 2}
+    item.arguments = '{"a": 3}'  # a write by the item's own name shows too
+    assert binding.arguments(ctx) == {"a": 3}
 
 
 def test_arguments_no_json_text_can_hold_are_not_sent() -> None:
