@@ -51,7 +51,10 @@ Mapping (kit stage -> SDK API):
   (``timeout_behavior="error_as_result"``, the default).
 * unknown/hidden tool -> ``RunConfig(tool_not_found_behavior="return_error_to_model")``.
 * schemas -> the wire form of the enabled tools
-  (``agents.models.openai_responses.Converter.convert_tools``), verbatim.
+  (``agents.models.openai_responses.Converter.convert_tools``,
+  ``SP/models/openai_responses.py:2211-2217``) through the kit's one projection
+  (``conformance.core.wire.model_entry``: the envelope ``type: "function"`` and a boolean
+  ``strict`` dropped, every other key kept), the SDK's own objects, never a copy.
 
 Error results (the SDK has no error flag on a function tool's output item; the
 adapter knows which of its own callbacks closed the call): approval rejection,
@@ -99,6 +102,7 @@ from conformance.core.adapter import AdapterInfo, ScenarioSkipped
 from conformance.core.binding import ABSENT, JSON, Binding, decode, jsonable
 from conformance.core.interpreter import Session
 from conformance.core.scenario import scripts_of
+from conformance.core.wire import model_entry
 
 __all__ = ["AgentsBinding", "OpenAIAgentsAdapter", "make_adapter"]
 
@@ -623,9 +627,14 @@ class _Run:
         ]
 
     async def schemas(self, scope: str | None) -> list[Any]:
+        """What a provider request carries for the enabled tools (the Responses API form,
+        ``Converter.convert_tools``, ``SP/models/openai_responses.py:2211-2217``), through the
+        kit's one wire projection: the envelope (``type: "function"``, a boolean ``strict``)
+        dropped, every other key kept, the values the SDK's own objects (``parameters`` is
+        the tool's ``params_json_schema`` dict itself)."""
         agent = Agent(name=scope or NO_AGENT, tools=list(self.tools))
         tools = await agent.get_all_tools(RunContextWrapper(None))
-        return list(Converter.convert_tools(tools, []).tools)
+        return [model_entry(entry) for entry in Converter.convert_tools(tools, []).tools]
 
 
 class _Hooks(RunHooks[Any]):

@@ -245,12 +245,30 @@ def test_arguments_no_json_text_can_hold_are_not_sent() -> None:
 
 def test_a_caller_edit_of_the_wire_schemas_reaches_the_tool_not_the_scenario() -> None:
     """Mapping: the FunctionTool gets its own copy of the scenario's parameters (a host
-    builds its schema dict itself). The SDK's wire entry holds that dict, not a copy: an
-    edit of the listed schemas changes the next listing (a real DEF-2 finding)."""
+    builds its schema dict itself). The listed entry is the wire entry through the kit's
+    projection (model_entry: type and strict dropped), holding the SDK's own dict, not a
+    copy: an edit of the listed schemas changes the next listing (a real DEF-2 finding)."""
     s = scenario("DEF-2/schemas-are-whitelisted-copies")
     before = json.dumps(s["tools"], sort_keys=True)
     trace = make_adapter().run(s)
     assert json.dumps(s["tools"], sort_keys=True) == before
     listed = trace["actions"][0]
     assert listed["schemas"][0]["parameters"] != listed["after"][0]["parameters"]
-    assert set(listed["schemas"][0]) == {"name", "description", "parameters", "strict", "type"}
+    assert set(listed["schemas"][0]) == {"name", "description", "parameters"}
+    (verdict,) = rule_verdicts("DEF-2/schemas-are-whitelisted-copies", trace, "DEF-2")
+    assert not verdict.ok
+    assert "not a copy" in verdict.message and "has keys" not in verdict.message
+
+
+def test_the_listed_parameters_are_the_tools_own_dict() -> None:
+    """No copy between the SDK and the kit: the projected entry's parameters object is the
+    FunctionTool's params_json_schema, as the provider request carries it."""
+    import asyncio
+
+    from conformance.adapters.openai_agents import AgentsBinding, _Run
+    from conformance.core.interpreter import Session
+
+    s = scenario("DEF-2/schemas-are-whitelisted-copies")
+    run = _Run(s, Session(s, AgentsBinding()))
+    (entry, *_) = asyncio.run(run.schemas(None))
+    assert entry["parameters"] is run.tools[0].params_json_schema
