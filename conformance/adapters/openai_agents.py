@@ -4,66 +4,93 @@ The kit's example of the ``python:MODULE:FACTORY`` form::
 
     toolreg-conformance run --adapter python:conformance.adapters.openai_agents:make_adapter
 
-Every ``call`` action is one ``Runner.run`` driven by the SDK's own scripted model
-(``agents.testing.ScriptedModel``): turn 1 is the scenario's function call(s), turn 2
-a final message. No network: the Agent gets a model instance and tracing is off.
-``SP`` below is ``site-packages/agents`` of openai-agents 0.24.0.
+Every ``call`` action is one streamed run, ``Runner.run_streamed`` (``SP/run.py:489``),
+consumed as a host consumes it, driven by the SDK's own scripted model
+(``agents.testing.ScriptedModel``, ``SP/testing/model.py:249``): turn 1 is the scenario's
+function call(s), turn 2 a final message. No network: the Agent gets a model instance and
+tracing is off. ``SP`` below is ``site-packages/agents`` of openai-agents 0.24.0. The
+adapter maps each declared stage onto one SDK API and builds no mechanism the SDK lacks.
 
 Mapping (kit stage -> SDK API):
 
 * tool -> ``FunctionTool(name, description, params_json_schema=parameters,
-  on_invoke_tool, strict_json_schema=False)``; the body receives the ToolContext and
-  the JSON text the SDK passes ``on_invoke_tool`` -- the model item's ``arguments``
-  (``SP/tool.py:2289``), not ``ToolContext.tool_arguments`` -- parsed. A raw
-  FunctionTool validates nothing (``on_invoke_tool`` gets "the arguments from the LLM,
-  as a JSON string", ``SP/tool.py:469-472``): no validation is added here.
-  ``scope`` -> ``is_enabled`` (a scoped tool is enabled only for the Agent named after
-  the call's agent; a global one gives way to it).
+  on_invoke_tool, strict_json_schema=False)`` (``SP/tool.py:455-518``); the body receives
+  the ToolContext and the JSON text the SDK passes ``on_invoke_tool`` (``SP/tool.py:2289``:
+  the function-call item's ``arguments``, ``SP/run_internal/tool_execution.py:2091-2095``),
+  parsed. A raw FunctionTool validates nothing (``on_invoke_tool`` gets "the arguments
+  from the LLM, as a JSON string", ``SP/tool.py:469-473``): no validation is added here.
+  ``scope`` -> ``is_enabled`` (``SP/tool.py:486``: a scoped tool is enabled only for the
+  Agent named after the call's agent; a global one gives way to it).
 * a call's agent -> the Agent's name. A call with none runs on an Agent named
   ``toolreg-no-agent`` (``Agent.name`` is required; the SDK has no call outside an
   agent), and its approval reaches the host like any other: the SDK's interruptions
   are the run's, not routed per agent.
-* caller signal -> cancelling the run's task (the SDK's only cancellation;
-  abort = ``task.cancel()``).
+* the call's arguments, as every stage's execution view shows them -> where the SDK keeps
+  them: the ToolContext's function-call item, ``tool_call.arguments`` (what the body is
+  invoked with), and its ``tool_arguments`` copy; a stage's write of them goes to both
+  (see :class:`AgentsBinding`).
+* caller signal -> cancelling the host's task consuming the stream; the host then cancels
+  the run, ``RunResultStreaming.cancel()`` (``SP/result.py:941``), and drains its stream
+  as the SDK asks (``:964-965``). The caller's answer is the ``CancelledError``.
 * pre-execute (one listener) -> ``needs_approval`` policy callable
-  (``SP/util/_approvals.py:37-50``; it gets the arguments parsed afresh, or is not
-  asked at all and approval is required when they are no standard JSON,
-  ``_approvals.py:19-34,73-76``): ``allow`` -> False, ``ask`` -> True, ``deny`` ->
-  False plus a ``ToolInputGuardrail`` answering ``reject_content(reason)`` (the SDK's
-  only pre-body denial). Any other answer is passed to the SDK as is: it ``bool()``s it.
-* approval -> interrupt then resume: ``result.interruptions`` -> the scenario's
-  approval script is handed the ``ToolApprovalItem`` -> ``allowed-once`` ->
-  ``state.approve``, ``rejected`` -> ``state.reject`` (no ``rejection_message``: the
-  kit's answer carries no text, so the model gets the SDK's default). The SDK has no
-  word for any other answer (``cancelled``, ``unavailable``, ...) and none for an
-  approval backend that raised (``SP/run_state.py:1380,1398`` take a yes or a no): such
-  a host does not resume, the call stays pending and its answer is ``interrupted``
+  (``SP/tool.py:500``; evaluated by ``SP/util/_approvals.py:37-50``; it gets the arguments
+  parsed afresh, or is not asked at all and approval is required when they are no
+  standard JSON, ``_approvals.py:19-34,73-76``): ``allow`` -> False, ``ask`` -> True,
+  ``deny`` -> False plus a ``ToolInputGuardrail`` answering ``reject_content(reason)`` (the
+  SDK's only pre-body denial). Any other answer is passed to the SDK as is, the return of
+  a buggy policy: it ``bool()``s it (``_approvals.py:50``). A chain of pre-execute
+  listeners is skipped: a tool has one policy.
+* approval -> interrupt then resume: ``result.interruptions`` (``SP/result.py:717``) -> the
+  scenario's approval script is handed the ``ToolApprovalItem`` -> ``allowed-once`` ->
+  ``state.approve``, ``rejected`` -> ``state.reject`` (``SP/run_state.py:1380,1398``; no
+  ``rejection_message``: the kit's answer carries no text, so the model gets the SDK's
+  default). The SDK has no word for any other answer (``cancelled``, ``unavailable``,
+  ...) and none for an approval backend that raised (approve/reject take a yes or a no):
+  such a host does not resume, the call stays pending and its answer is ``interrupted``
   with what happened. Choosing a ``reject`` with an adapter-written message instead
   would credit the SDK with distinct denial reasons it does not have.
-* guards -> ``ToolInputGuardrail`` each: ``None`` -> ``allow()``, a string ->
+* guards -> ``ToolInputGuardrail`` each (``SP/tool_guardrails.py:152``, run in order by
+  ``SP/run_internal/tool_execution.py:2781-2812``): ``None`` -> ``allow()``, a string ->
   ``reject_content(reason)``; anything else is returned to the SDK as is.
-* post-execute -> ``ToolOutputGuardrail``: ``accept`` (no replacement) -> ``allow()``,
-  ``block`` -> ``reject_content(feedback)``; other answers returned as is.
-* observers -> ``RunHooks.on_tool_end`` (``SP/lifecycle.py:98``).
+* post-execute -> ``ToolOutputGuardrail`` each (``SP/tool_guardrails.py:181``,
+  ``tool_execution.py:2815-2852``): ``accept`` (no replacement) -> ``allow()``, ``block`` ->
+  ``reject_content(feedback)``; other answers returned as is. A listener's ``next()``
+  answers ``accept``: the next guardrail is the SDK's to run, not the listener's.
+* observers -> the host's consumer of the streamed run's ``tool_output`` events
+  (``RunItemStreamEvent``, ``SP/stream_events.py:24-45``, emitted for every
+  ``ToolCallOutputItem``, ``SP/run_internal/streaming.py:46-47``): the SDK's per-result
+  notification, for an executed call, a guardrail rejection and an approval rejection
+  alike. An observer is handed :class:`ToolOutput` (the event's item and the
+  ``tool_called`` item of the same call: the output item carries no tool name or
+  arguments) and the item as its result. The SDK gives each event to one consumer, so
+  several observers are the host's own loop over one event: a scenario in which an
+  observer writes before another observer runs, or in which an observer raises, is
+  skipped (what then happens is the host's code, not the SDK's). ``RunHooks.on_tool_end``
+  is not used: it is "Called immediately after a local tool is invoked"
+  (``SP/lifecycle.py:105``), never for a call that did not run.
 * batch -> one model turn with several calls;
-  ``ToolExecutionConfig(max_function_tool_concurrency=maxParallel)``.
-* timeout policy -> ``FunctionTool.timeout_seconds = timeoutMs / 1000``
-  (``timeout_behavior="error_as_result"``, the default).
-* unknown/hidden tool -> ``RunConfig(tool_not_found_behavior="return_error_to_model")``.
+  ``ToolExecutionConfig(max_function_tool_concurrency=maxParallel)`` (``SP/run_config.py:146``).
+* timeout policy -> ``FunctionTool.timeout_seconds = timeoutMs / 1000`` (``SP/tool.py:515``;
+  ``timeout_behavior="error_as_result"``, the default).
+* unknown/hidden tool -> ``RunConfig(tool_not_found_behavior="return_error_to_model")``
+  (``SP/run_config.py:498``).
 * schemas -> the wire form of the enabled tools
   (``agents.models.openai_responses.Converter.convert_tools``,
   ``SP/models/openai_responses.py:2211-2217``) through the kit's one projection
   (``conformance.core.wire.model_entry``: the envelope ``type: "function"`` and a boolean
   ``strict`` dropped, every other key kept), the SDK's own objects, never a copy.
 
+Missing capabilities, each with its reason: :data:`MISSING`.
+
 Error results (the SDK has no error flag on a function tool's output item; the
 adapter knows which of its own callbacks closed the call): approval rejection,
 guard/pre-execute ``reject_content`` and post-execute ``block`` -> ``isError``
 with the text the model got as message and content; ``Tool 'X' not found.``
 (``SP/run_internal/turn_resolution.py:276``) -> code ``UNKNOWN_TOOL``;
-``Tool 'X' timed out after N seconds.`` (``SP/tool.py:2013``) -> ``TOOL_TIMEOUT``.
-A body that raises fails the whole run (``UserError``, ``SP/run_internal/
-tool_execution.py:1861``): answer ``raised``.
+``Tool 'X' timed out after N seconds.`` (``SP/tool.py:2011``) -> ``TOOL_TIMEOUT``.
+A body, guardrail or policy that raises fails the whole run (``UserError``,
+``SP/run_internal/tool_execution.py:1859-1861``; it comes out of ``stream_events``):
+answer ``raised``.
 """
 
 from __future__ import annotations
@@ -76,22 +103,22 @@ import re
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, cast
 
 from agents import (
     Agent,
     FunctionTool,
     RunConfig,
     RunContextWrapper,
-    RunHooks,
     Runner,
     ToolGuardrailFunctionOutput,
     ToolInputGuardrail,
     ToolOutputGuardrail,
     set_tracing_disabled,
 )
-from agents.items import ToolApprovalItem, ToolCallOutputItem
+from agents.items import ToolApprovalItem, ToolCallItem, ToolCallOutputItem
 from agents.models.openai_responses import Converter
+from agents.result import RunResultStreaming
 from agents.run_config import ToolExecutionConfig
 from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
@@ -140,7 +167,7 @@ CLOSED_FORMS = frozenset({"error-result", "raised", "interrupted"})
 NO_AGENT = "toolreg-no-agent"  # the Agent's name (required by the SDK) for a call with none
 _CALL: ContextVar[str | None] = ContextVar("toolreg_call", default=None)
 _NOT_FOUND = re.compile(r"^Tool '.*' not found\.$", re.S)  # turn_resolution.py:276
-_TIMED_OUT = re.compile(r"^Tool '.*' timed out after .* seconds\.$", re.S)  # tool.py:2013
+_TIMED_OUT = re.compile(r"^Tool '.*' timed out after .* seconds\.$", re.S)  # tool.py:2011
 
 
 # --------------------------------------------------------------------------- binding
@@ -165,8 +192,9 @@ class _Controller:
     def abort(self, reason: str) -> None:
         self.signal.aborted = True
         self.signal._event.set()
-        if self.task is not None and not self.task.done():
-            self.task.cancel(reason)
+        task = self.task
+        if task is not None and not task.done() and not task.cancelling():
+            task.cancel(reason)  # once: the host then cancels the run and drains its stream
 
 
 @dataclass
@@ -188,6 +216,18 @@ class Invocation:
 
     context: ToolContext[Any]
     text: str
+
+
+@dataclass
+class ToolOutput:
+    """What the host's stream loop has when the SDK reports one call's result: the
+    ``tool_output`` event's ``ToolCallOutputItem`` (its call id, agent and output) and the
+    ``tool_called`` item the same stream reported for that call id before (the model's
+    function call: its name and arguments, which the output item does not carry). Both
+    are the SDK's own run items, the ones ``result.new_items`` holds."""
+
+    item: ToolCallOutputItem
+    called: ResponseFunctionToolCall | None  # the tool_called item's raw_item
 
 
 # scenario key -> attribute, for the SDK's own objects
@@ -220,6 +260,10 @@ class AgentsBinding(Binding):
         return _APPROVAL if isinstance(obj, ToolApprovalItem) else {}
 
     def read(self, obj: Any, key: str | int) -> Any:
+        if isinstance(obj, ToolOutput):
+            return self._read_output(obj, key)
+        if isinstance(obj, ToolCallOutputItem) and key == "value":
+            return obj.output  # the tool's output object, as the caller reads it
         if isinstance(obj, Invocation):
             return obj.text if key == "arguments" else self.read(obj.context, key)
         if isinstance(obj, ToolContext) and key == "arguments":
@@ -229,7 +273,11 @@ class AgentsBinding(Binding):
         return super().read(obj, key)
 
     def write(self, obj: Any, key: str | int, value: Any) -> None:
-        if isinstance(obj, Invocation) and key == "arguments":
+        if isinstance(obj, ToolOutput):
+            self._write_output(obj, key, value)
+        elif isinstance(obj, ToolCallOutputItem) and key == "value":
+            obj.output = value
+        elif isinstance(obj, Invocation) and key == "arguments":
             obj.text = json.dumps(value, allow_nan=True)  # rebinding the body's own parameter
             self.write(obj.context, key, value)  # and the call's, in the context it is handed
         elif isinstance(obj, Invocation):
@@ -246,7 +294,40 @@ class AgentsBinding(Binding):
         else:
             super().write(obj, key, value)
 
+    def _read_output(self, view: ToolOutput, key: str | int) -> Any:
+        called = view.called
+        if key == "callId":
+            return view.item.call_id
+        if key == "agent":
+            return view.item.agent
+        if key in ("name", "arguments"):
+            if called is None:
+                raise AttributeError(f"no tool_called item reported the call's {key}")
+            return getattr(called, str(key))
+        return super().read(view.item, key)
+
+    def _write_output(self, view: ToolOutput, key: str | int, value: Any) -> None:
+        called = view.called
+        if key == "callId":  # the id the history holds for the output and for the call
+            raw = view.item.raw_item
+            if not isinstance(raw, dict):
+                raise TypeError(f"{type(raw).__name__} output item")
+            cast("dict[str, Any]", raw)["call_id"] = value
+            if called is not None:
+                called.call_id = value
+        elif key == "agent":
+            view.item.agent = value
+        elif key in ("name", "arguments"):
+            if called is None:
+                raise AttributeError(f"no tool_called item reported the call's {key}")
+            text = json.dumps(value, allow_nan=True) if key == "arguments" else value
+            setattr(called, str(key), text)
+        else:
+            super().write(view.item, key, value)
+
     def delete(self, obj: Any, key: str | int) -> None:
+        if isinstance(obj, ToolOutput):
+            obj = obj.item
         super().delete(obj.context if isinstance(obj, Invocation) else obj, key)
 
     def keys(self, obj: Any) -> list[str]:
@@ -260,6 +341,8 @@ class AgentsBinding(Binding):
     def agent(self, execution: Any) -> str | None:
         if isinstance(execution, Invocation):
             return self.agent(execution.context)
+        if isinstance(execution, ToolOutput):
+            execution = execution.item
         if isinstance(execution, PolicyCall):
             return execution.agent
         agent = getattr(execution, "agent", None)
@@ -271,6 +354,8 @@ class AgentsBinding(Binding):
             return _parsed(execution.text)
         if isinstance(execution, ToolContext):  # the SDK hands the JSON text
             return _parsed(_call_arguments(execution))
+        if isinstance(execution, ToolOutput):
+            return _parsed(self.get(execution, "arguments"))
         return super().arguments(execution)
 
     def request_arguments(self, request: Any) -> Any:
@@ -288,9 +373,15 @@ class AgentsBinding(Binding):
         return False
 
     classify: Callable[[str, Any, str], JSON] | None = None
+    item_result: Callable[[ToolCallOutputItem], JSON] | None = None
 
     def result_json(self, result: Any) -> JSON:
-        """A raw tool output (what guardrails and hooks are handed), mapped as the caller's is."""
+        """A raw tool output (what output guardrails are handed) or a ``tool_output`` run
+        item (what the host's stream loop is handed), mapped as the caller's is."""
+        if isinstance(result, ToolCallOutputItem):
+            if self.item_result is not None:
+                return self.item_result(result)
+            return _success(result.output, _sent_output(result))
         call_id = _CALL.get()
         if self.classify is not None and call_id is not None:
             return self.classify(call_id, result, _model_text(result))
@@ -346,6 +437,13 @@ def _camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+def _sent_output(item: ToolCallOutputItem) -> str:
+    """The text the model gets for a call: the output item's raw ``output``."""
+    raw = item.raw_item
+    sent = raw.get("output") if isinstance(raw, Mapping) else None
+    return sent if isinstance(sent, str) else _model_text(item.output)
+
+
 def _model_text(output: Any) -> str:
     return output if isinstance(output, str) else str(output)  # ItemHelpers stringifies
 
@@ -376,6 +474,19 @@ def _unsupported(scenario: Mapping[str, Any]) -> str | None:
     ]
     if any(e.get("scope") is not None for e in listeners):
         return "guardrails, approval policies and run hooks are not registered per agent"
+    observers = scenario.get("observers", [])
+    if any("throw" in step for o in observers for step in o.get("steps", [])):
+        return (
+            "an observer is the host's own stream loop over the run's tool_output events: "
+            "the SDK never calls it, so whether a raising one is contained is the host's "
+            "code, not the SDK's"
+        )
+    if any(not _looks_on(o) for o in observers[:-1]):
+        return (
+            "one per-result notification per run (each tool_output event goes to one "
+            "consumer): several observers are the host's own loop over one event, so what "
+            "one observer's write does to a later one is the host's, not the SDK's"
+        )
     for spec in scenario.get("postExecute", []):
         for step in spec["steps"]:
             ret = step.get("return") if isinstance(step, Mapping) else None
@@ -385,6 +496,11 @@ def _unsupported(scenario: Mapping[str, Any]) -> str | None:
             if isinstance(ret, Mapping) and "additionalContexts" in ret:
                 return "no deferred contexts in the SDK"
     return None
+
+
+def _looks_on(spec: Mapping[str, Any]) -> bool:
+    """A script that only records what it sees (``observe`` steps): it changes nothing."""
+    return all(set(step) == {"observe"} for step in spec.get("steps", []))
 
 
 class _Run:
@@ -409,7 +525,9 @@ class _Run:
                 self.registrations.append(
                     {"key": spec.get("key", spec["name"]), "ok": False, "error": f"{e}"}
                 )
-        self.hooks = _Hooks([session.observer(o) for o in scenario.get("observers", [])])
+        self.observers = [session.observer(o) for o in scenario.get("observers", [])]
+        self.called: dict[str, ResponseFunctionToolCall] = {}  # call id -> tool_called's item
+        self.model: ScriptedModel | None = None  # the current action's model
 
     # ---- building
     def _tool(self, spec: Mapping[str, Any], scoped: set[tuple[str, str]]) -> FunctionTool:
@@ -543,13 +661,12 @@ class _Run:
             tool_not_found_behavior="return_error_to_model",
             tool_execution=ToolExecutionConfig(max_function_tool_concurrency=parallel),
         )
-        offered: set[str] = set()
+        self.model = model
         answers: dict[str, JSON] = {}
         run_input: Any = "go"
         while True:
-            task = asyncio.ensure_future(
-                Runner.run(agent, run_input, run_config=config, hooks=self.hooks)
-            )
+            outputs: dict[str, ToolCallOutputItem] = {}
+            task = asyncio.ensure_future(self._stream(agent, run_input, config, outputs))
             for controller in controllers:
                 controller.task = task
                 if controller.signal.aborted:
@@ -560,14 +677,8 @@ class _Run:
                 return [{"raised": "CancelledError: the run was cancelled"} for _ in calls]
             except Exception as e:
                 return [{"raised": f"{type(e).__name__}: {e}"} for _ in calls]
-            if model.calls and not offered:
-                offered = {getattr(t, "name", "") for t in model.calls[0].tools}
-            new_items: list[Any] = list(result.new_items)
-            for item in new_items:
-                if isinstance(item, ToolCallOutputItem):
-                    raw: Any = item.raw_item
-                    call_id = raw.get("call_id") if isinstance(raw, Mapping) else None
-                    answers[str(call_id)] = self._answer(item, call_id, offered)
+            for call_id, output in outputs.items():
+                answers[call_id] = {"result": self.result_of(output)}
             if not result.interruptions:
                 break
             state = result.to_state()
@@ -579,6 +690,40 @@ class _Run:
                 break
             run_input = state
         return [answers.get(c["callId"], {"raised": "no output for this call"}) for c in calls]
+
+    async def _stream(
+        self,
+        agent: Agent[Any],
+        run_input: Any,
+        config: RunConfig,
+        outputs: dict[str, ToolCallOutputItem],
+    ) -> RunResultStreaming:
+        """One streamed run, as a host consumes it: each call's ``tool_output`` item is kept
+        (the caller's result) and handed to the observer; the run's exception, if any,
+        comes out of ``stream_events``. Cancelled, the host cancels the run
+        (``RunResultStreaming.cancel``) and drains the stream, as the SDK asks ("After
+        calling cancel(), you should continue consuming stream_events()",
+        ``SP/result.py:964-965``), before giving up."""
+        result = Runner.run_streamed(agent, run_input, run_config=config)
+        try:
+            async for event in result.stream_events():
+                if event.type != "run_item_stream_event":
+                    continue
+                item = event.item
+                if event.name == "tool_called" and isinstance(item, ToolCallItem):
+                    if isinstance(item.raw_item, ResponseFunctionToolCall):
+                        self.called[item.raw_item.call_id] = item.raw_item
+                elif event.name == "tool_output" and isinstance(item, ToolCallOutputItem):
+                    call_id = str(item.call_id)
+                    outputs[call_id] = item
+                    for observer in self.observers:
+                        await observer(ToolOutput(item, self.called.get(call_id)), item)
+        except asyncio.CancelledError:
+            result.cancel()
+            async for _ in result.stream_events():
+                pass
+            raise
+        return result
 
     async def _decide(self, state: Any, items: list[ToolApprovalItem]) -> list[str]:
         """The scenario's approver answers each interruption; the call ids left undecided."""
@@ -602,14 +747,18 @@ class _Run:
                 pending.append(str(item.call_id))
         return pending
 
-    def _answer(self, item: ToolCallOutputItem, call_id: Any, offered: set[str]) -> JSON:
-        raw = item.raw_item
-        sent = raw.get("output") if isinstance(raw, Mapping) else None
-        text = sent if isinstance(sent, str) else _model_text(item.output)
+    def result_of(self, item: ToolCallOutputItem) -> JSON:
+        """A call's ``tool_output`` item as the kit's result: the same for the caller and
+        the observers (the host reads one item). ``Tool 'X' not found.`` for a tool the
+        model was not offered is UNKNOWN_TOOL."""
+        call_id = str(item.call_id)
+        text = _sent_output(item)
         name = next((c["name"] for c in self._calls() if c["callId"] == call_id), None)
+        calls = self.model.calls if self.model is not None else []
+        offered = {getattr(t, "name", "") for t in calls[0].tools} if calls else set()
         if name not in offered and _NOT_FOUND.match(text):
-            return {"result": _failure(text, "UNKNOWN_TOOL")}
-        return {"result": self.classify(str(call_id), item.output, text)}
+            return _failure(text, "UNKNOWN_TOOL")
+        return self.classify(call_id, item.output, text)
 
     def classify(self, call_id: str, output: Any, text: str) -> JSON:
         """A function tool's output as the kit's result (the same for caller and observers)."""
@@ -635,16 +784,6 @@ class _Run:
         agent = Agent(name=scope or NO_AGENT, tools=list(self.tools))
         tools = await agent.get_all_tools(RunContextWrapper(None))
         return [model_entry(entry) for entry in Converter.convert_tools(tools, []).tools]
-
-
-class _Hooks(RunHooks[Any]):
-    def __init__(self, observers: list[Callable[[Any, Any], Any]]) -> None:
-        self.observers = observers
-
-    async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: object) -> None:
-        _CALL.set(getattr(context, "tool_call_id", None))
-        for observer in self.observers:
-            await observer(context, result)
 
 
 class OpenAIAgentsAdapter:
@@ -673,6 +812,7 @@ class OpenAIAgentsAdapter:
         session = Session(scenario, binding)
         run = _Run(scenario, session)
         binding.classify = run.classify
+        binding.item_result = run.result_of
         answers: list[JSON] = []
         for action in scenario.get("actions", []):
             try:

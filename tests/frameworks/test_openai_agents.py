@@ -21,7 +21,7 @@ FIXTURES = [
     "PRE-3/ask-without-approval-service",
     "PIPE-4/parameters-enforced",
     "PRE-5/request-carries-call-id-not-arguments",
-    "RES-1/observer-assigns-top-level-fields",
+    "GUARD-1/guard-after-granted-approval",
     "SCOPE-1/hidden-equals-missing",
     "GUARD-2/non-reason-denies",
     "POST-3/block-with-feedback",
@@ -118,19 +118,134 @@ def test_a_throwing_approval_service_leaves_the_call_pending() -> None:
     assert list(trace["actions"][1]["result"]) and trace["actions"][1]["result"]["isError"]
 
 
-def test_an_assigned_arguments_field_is_json_text_as_a_hook_would_write() -> None:
-    """Mapping: a stage assigning execution.arguments writes ToolContext.tool_arguments as
-    JSON text (a str field). The run does not crash; the later observer sees the rewrite
-    (a real finding: every hook is handed the same live ToolContext)."""
-    trace = trace_of("RES-1/observer-assigns-top-level-fields")
-    (answer,) = trace["actions"]
-    assert answer["result"]["isError"] is False
-    seen = [
+def observed(trace: dict[str, Any], what: str) -> list[Any]:
+    return [
         e["observed"]
         for e in trace["events"]
-        if e.get("id") == "record" and e.get("what") == "execution"
+        if e.get("stage") == "result" and e.get("what") == what
     ]
-    assert seen and seen[0]["arguments"] == {"path": "/etc/shadow"}
+
+
+def notifications(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in trace["events"] if e.get("stage") == "result" and e.get("at") == "enter"]
+
+
+def one_call(**fields: Any) -> dict[str, Any]:
+    """A scenario of one call of ``edit`` by agent main, observed by one observer."""
+    return {
+        "id": "inline/observed",
+        "tools": [
+            {
+                "name": "edit",
+                "description": "Edits a file.",
+                "parameters": {"type": "object"},
+                "output": {"schema": {}, "render": "json"},
+                "execute": [{"return": {"ok": True}}],
+            }
+        ],
+        "observers": [{"id": "log", "steps": [{"observe": "execution"}, {"observe": "result"}]}],
+        "actions": [
+            {"call": {"callId": "c0", "name": "edit", "agent": "main", "arguments": {"p": 1}}}
+        ],
+        **fields,
+    }
+
+
+def test_observers_hear_a_guard_rejection_through_the_run_item_stream() -> None:
+    """Mapping: observers are the host's consumer of the streamed run's tool_output events
+    (Runner.run_streamed), the SDK's per-result notification: a guardrail's rejection is
+    one, though no body ran and on_tool_end never fires for it."""
+    s = one_call(guards=[{"id": "deny", "steps": [{"return": "not in this repo"}]}])
+    trace = make_adapter().run(s)
+    (answer,) = trace["actions"]
+    assert answer["result"]["isError"] is True
+    (note,) = notifications(trace)
+    assert note["observed"] == answer["result"]
+    (seen,) = observed(trace, "execution")
+    assert seen == {
+        "callId": "c0",
+        "name": "edit",
+        "agent": "main",
+        "hasParent": False,
+        "arguments": {"p": 1},
+    }
+    verdicts = judge(s, trace, ["RES-1", "RES-2"])
+    assert all(v.ok for vs in verdicts.values() for v in vs)
+
+
+def test_observers_hear_an_approval_rejection_on_resume() -> None:
+    s = one_call(
+        preExecute=[{"id": "policy", "steps": [{"return": {"kind": "ask"}}]}],
+        approval={"steps": [{"return": "rejected"}]},
+    )
+    trace = make_adapter().run(s)
+    (answer,) = trace["actions"]
+    assert answer["result"]["isError"] is True
+    assert len(notifications(trace)) == 1
+    assert observed(trace, "execution")[0]["name"] == "edit"  # the first run's tool_called
+
+
+def test_an_observer_is_handed_the_run_item_the_caller_reads() -> None:
+    """The tool_output event's item is the ToolCallOutputItem result.new_items holds: an
+    observer's write of the result's value (its output) is what the caller gets (a real
+    RES-2 finding, one observer, no fan-out)."""
+    s = one_call(
+        observers=[
+            {
+                "id": "log",
+                "steps": [{"mutate": {"target": "result", "path": ["value"], "value": "x"}}],
+            }
+        ]
+    )
+    trace = make_adapter().run(s)
+    (answer,) = trace["actions"]
+    assert answer["result"]["value"] == "x"
+    (note,) = notifications(trace)
+    assert note["observed"]["value"] == {"ok": True}
+    verdicts = judge(s, trace, ["RES-2"])["RES-2"]
+    assert verdicts and not all(v.ok for v in verdicts)
+
+
+@pytest.mark.parametrize(
+    "observers",
+    [
+        [{"id": "bug", "steps": [{"throw": "observer bug"}]}],
+        [
+            {
+                "id": "first",
+                "steps": [{"mutate": {"target": "execution", "path": ["agent"], "op": "delete"}}],
+            },
+            {"id": "later", "steps": [{"observe": "execution"}]},
+        ],
+    ],
+    ids=["a-raising-observer", "a-write-before-another-observer"],
+)
+def test_observer_scenarios_the_host_loop_would_decide_are_skipped(
+    observers: list[dict[str, Any]],
+) -> None:
+    """The SDK never calls an observer, and gives each event to one consumer: a raising
+    observer, or a write a later observer would see, is the host's code, not the SDK's."""
+    with pytest.raises(ScenarioSkipped):
+        make_adapter().run(one_call(observers=observers))
+
+
+def test_observers_that_only_look_on_share_the_one_event() -> None:
+    s = one_call(
+        observers=[
+            {"id": "a", "steps": [{"observe": "result"}]},
+            {"id": "b", "steps": [{"mutate": {"target": "result", "path": ["value"], "value": 1}}]},
+        ]
+    )
+    trace = make_adapter().run(s)
+    assert [e["id"] for e in notifications(trace)] == ["a", "b"]
+
+
+def test_the_callers_abort_cancels_the_streamed_run() -> None:
+    """Mapping: the caller's abort cancels the host's task; the host cancels the run
+    (RunResultStreaming.cancel) and drains its stream before giving up (raised)."""
+    trace = trace_of("CANCEL-4/uncooperative-body")
+    assert all(list(a) == ["raised"] for a in trace["actions"])
+    assert all("CancelledError" in a["raised"] for a in trace["actions"])
 
 
 GATED_THEN_REWRITTEN: dict[str, Any] = {
