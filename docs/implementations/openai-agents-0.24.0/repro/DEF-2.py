@@ -3,10 +3,10 @@
 Converter.convert_tools (what the Responses model sends, agents/models/openai_responses.py:
 2211-2217) puts `"parameters": tool.params_json_schema` into the entry, not a copy: code
 that edits a converted entry in place (a provider adapter, a request hook) edits the
-FunctionTool, and every later request carries the edit. The entry's other keys are the
-model-visible ones plus the envelope (type "function", strict); host fields set on the
-FunctionTool do not reach it.
-Exit 0: reproduced. Exit 1: the entry no longer aliases the tool's schema.
+FunctionTool, and every later request carries the edit. The whitelist half of DEF-2 holds:
+a host field set on the FunctionTool does not reach the entry (printed, not asserted: the
+finding is the aliasing).
+Exit 0: reproduced. Exit 1: the entry's parameters are a copy.
 """
 
 import sys
@@ -34,9 +34,6 @@ def main() -> int:
     later = second["parameters"]["properties"]["path"]["type"]
     print(f"entry keys {keys}; parameters is the tool's dict: {aliased}; "
           f"the next request's path type: {later!r}")
-    if keys != ["description", "name", "parameters", "strict", "type"]:
-        print(f"no longer reproduces as described: keys {keys}", file=sys.stderr)
-        return 1
     if aliased and later == "number":
         return 0
     print("no longer reproduces: the entry's parameters are a copy", file=sys.stderr)
