@@ -12,35 +12,52 @@ model turn (one ``ToolCallPart`` per call of the action) and every later request
 text ``DONE``, which ends the run. No network, no keys. File:line references are to the
 installed package ``pydantic_ai/`` (abbreviated ``pa/``).
 
-Mapping (kit stage -> framework API):
+Mapping (kit stage -> framework API). The adapter maps each stage onto one framework
+mechanism and builds none the framework lacks: where a scenario needs one (a listener
+waterfall, a decision with no counterpart), it is skipped with the reason.
 
 * tool -> ``Tool.from_schema(body, name, description, parameters, takes_ctx=True,
-  sequential=True)`` in one ``FunctionToolset``; ``from_schema`` validates nothing
-  (``any_schema``, pa/tools.py:549): the adapter adds no validation either. A tool without
-  ``isConcurrencySafe`` is exclusive (SPEC CONC-1): ``sequential=True``, the framework's barrier.
+  sequential=True)`` (pa/tools.py:509) in one ``FunctionToolset``; ``from_schema`` validates
+  nothing (``any_schema``, pa/tools.py:549; its docstring: "Schema validation of the arguments
+  is skipped", pa/tools.py:523-525): the adapter adds no validation either. The parameters dict
+  is the tool author's (built from the scenario's JSON) and from then on the framework's own:
+  every ``ToolDefinition`` holds it (pa/tools.py:566-571). A tool without ``isConcurrencySafe``
+  is exclusive (SPEC CONC-1): ``sequential=True``, the framework's barrier (pa/tools.py:740-748).
 * a call -> ``ToolCallPart(name, args=<the caller's decoded dict>, tool_call_id)`` (a dict is
   what ``ToolCallPart.args`` accepts besides JSON text); the answer is the call's
-  ``ToolReturnPart`` in the run's history (below). With observers the run must stream
-  (pa/capabilities/hooks.py ``on.event``): the args then travel as JSON text (``DeltaToolCall``).
-* ① pre-execute -> an ``after_tool_validate`` hook (``Hooks`` capability), the framework's
-  "reliable gate on validated arguments" that may defer the call (pa/capabilities/abstract.py:
-  1251-1273); it runs before every execute hook, so before the wrappers (pa/tool_manager.py:
-  690, 752-767). The framework has no waterfall: the adapter chains the listeners (``next()``
-  runs the rest; the end says allow) and maps the decision: allow -> the args are returned;
-  deny(reason) -> ``ToolFailed(reason)``; ask -> ``ApprovalRequired(metadata={"reason": ...})``.
-  A value that is no well-formed decision is returned as is: the hook's return value IS the
-  args (pa/tool_manager.py:690). Assigning the view's ``arguments`` is how a hook replaces
-  them: the hook returns the view's arguments. On the resumed run of an approved call
-  (re-validated with ``approved=True``, pa/_tool_execution.py:785) the hook returns the args
-  without asking the listeners again: the approval answered the ask.
-* approval -> interrupt-then-resume: the run ends with ``DeferredToolRequests``; each
-  pending call's request (``ToolCallPart`` + its metadata, presented with the kit's key
-  names: callId, name, arguments, metadata; the arguments it shows are the part's args,
-  parsed) goes to the scenario's approval script; the
-  run resumes with ``DeferredToolResults(approvals=...)``: allowed-once -> ``True``,
-  rejected / cancelled / unavailable -> ``ToolDenied(<distinct message>)``, anything else as
-  is (the framework checks it, pa/_deferred.py:233-252), keyed by the part's
-  ``tool_call_id`` read after the decision, as the documented idiom does
+  ``ToolReturnPart`` in the run's history (below). With observers the run streams
+  (``DeltaToolCall``), so the args travel as JSON text, as a provider sends them.
+* scheduler (a batch) -> one model turn with one ``ToolCallPart`` per call: the framework's
+  own tool-call scheduling runs them (``sequential`` tools as barriers).
+* (1) pre-execute -> ONE ``after_tool_validate`` hook (``Hooks().on.after_tool_validate``), the
+  framework's "reliable gate on validated arguments" that may defer the call
+  (pa/capabilities/abstract.py:1251-1273); it runs before every execute hook, so before the
+  wrappers (pa/tool_manager.py:689-694, 753-765). pydantic-ai has no waterfall: its hooks of a
+  kind each return the args in turn and none hands on to the rest (pa/capabilities/hooks.py:
+  1178-1183), so a scenario with more than one listener is skipped; the one listener's
+  ``next()`` is the end of a one-listener chain, allow. Its decision in the hook's own terms
+  (it returns ``ValidatedToolArgs = dict[str, Any]`` or raises, pa/capabilities/abstract.py:91):
+  allow -> the args are returned; deny(reason) -> ``raise ToolFailed(reason)`` (its terminal
+  failure, pa/exceptions.py:123-142); ask(reason) -> ``raise ApprovalRequired(metadata=
+  {"reason": reason})`` (pa/exceptions.py:195-207). A non-mapping (nothing, ``'allow'``, a
+  number...) is what a buggy hook written against that API returns: it is returned as is, and
+  the framework refuses it (the tool is never called with it). A mapping that is no decision
+  (``{kind: 'maybe'}``, a deny without a reason) has no counterpart: in the hook's terms a dict
+  IS the args, so the scenario is skipped. Assigning the view's ``arguments`` is how a hook
+  replaces them: the hook returns the view's arguments. On the resumed run of an approved call
+  the framework re-validates with ``ctx.tool_call_approved`` set (pa/_run_context.py:297-298)
+  and the hook returns the args without asking the listener again, as the framework's own
+  conditional-approval idiom does (``if ... and not ctx.tool_call_approved: raise
+  ApprovalRequired()``, pa/.agents/skills/building-pydantic-ai-agents/references/
+  TOOLS-ADVANCED.md:108, 125).
+* approval -> interrupt-then-resume: the run ends with ``DeferredToolRequests`` (output type
+  ``[str, DeferredToolRequests]``, pa/_deferred.py:40-56); each pending call's request
+  (``ToolCallPart`` + its metadata, presented with the kit's key names: callId, name,
+  arguments, metadata; the arguments it shows are the part's args, parsed) goes to the
+  scenario's approval script; the run resumes with ``DeferredToolResults(approvals=...)``:
+  allowed-once -> ``True``, rejected / cancelled / unavailable -> ``ToolDenied(<distinct
+  message>)``, anything else as is (the framework checks it, pa/_deferred.py:233-252), keyed by
+  the part's ``tool_call_id`` read after the decision, as the documented idiom does
   (pa/.agents/skills/building-pydantic-ai-agents/references/TOOLS-ADVANCED.md:30-34). The part
   is the live one of the message history the run resumes from: no copy is made.
   No approval service: the run stops
@@ -50,26 +67,48 @@ Mapping (kit stage -> framework API):
   (pa/capabilities/deferred_tool_handler.py:15); the framework applies the answers and goes on
   (pa/_tool_execution.py:1238); nothing resumes. Answers it drops (ids it does not know,
   pa/_deferred.py:260-275) leave calls pending: the run ends with them -> ``interrupted``.
-* ② guards -> one ``after_tool_validate`` hook each, after the pre-execute one (hooks of a
-  kind run in registration order, pa/capabilities/hooks.py:1178-1183): None -> the view's
-  args; any other return -> ``ToolFailed(reason)``. (``before_tool_execute`` would run
-  INSIDE every wrap, pa/tool_manager.py:752-767: too late for a guard.)
-* ③ wrappers -> ``tool_execute`` (``wrap_tool_execute``) hooks; ``next()`` is the framework's
-  ``handler(args)`` with the view's arguments.
-* ④ post-execute -> an ``after_tool_execute`` hook chaining the listeners (the end says
-  accept): accept -> the result; accept{value} -> the value; block(feedback) ->
-  ``ToolFailed(feedback)``; malformed -> returned as is (it replaces the result).
-* result observers -> ``on.event(FunctionToolResultEvent)``, handed the live ``ToolReturnPart``
-  (kit value and content -> its ``content``, isError -> its ``outcome``) and, as the call's
+* (2) guards -> one ``after_tool_validate`` hook each, after the pre-execute one (hooks of a
+  kind run in registration order, pa/capabilities/hooks.py:1178-1183; a raise ends the chain,
+  so no later hook undoes a denial): no objection (None) -> the view's args; a reason (a
+  string) -> ``raise ToolFailed(reason)``; any other non-mapping is the hook's malformed
+  return, returned as is for the framework to refuse; a mapping is args in the hook's terms:
+  the scenario is skipped. (``before_tool_execute`` would run INSIDE every wrap,
+  pa/tool_manager.py:753-765: too late for a guard.)
+* (3) wrappers -> ``tool_execute`` (``wrap_tool_execute``, pa/capabilities/abstract.py:
+  1373-1392) hooks, chained by the framework (pa/capabilities/hooks.py:1244-1259); ``next()``
+  is the framework's ``handler(args)`` with the view's arguments.
+* (4) post-execute -> ONE ``after_tool_execute`` hook ("Modify result after execution",
+  pa/capabilities/abstract.py:1352-1371); more than one listener: skipped, as for
+  pre-execute. ``next()`` is accept. The decision in the hook's terms (it returns the result
+  or raises): accept -> the result; accept{value} -> the value; block(feedback) -> ``raise
+  ToolFailed(feedback)``. Anything else (content or contexts beside the value, no decision at
+  all) has no counterpart -- whatever the hook returns IS the result -- and is skipped.
+* result observers -> ``on.event(FunctionToolResultEvent)`` (pa/capabilities/hooks.py:447-464),
+  the framework's per-result notification: one event per call's ``ToolReturnPart`` whatever its
+  outcome (success, failed, denied, retried), handed the live part (``ToolResultEvent.part``,
+  "The tool result part that will be sent back to the model", pa/messages.py:7309-7310; kit
+  value and content -> its ``content``, isError -> its ``outcome``) and, as the call's
   arguments, the model's ``ToolCallPart`` found by id in ``ctx.messages`` (see _Published).
-  A streamed turn carries JSON text: arguments with no JSON text (a cycle) cannot be streamed
-  and such a scenario is skipped.
-* cancellation -> one ``CancellationToken`` per run (``agent.run(cancellation_token=)``):
-  aborting any call's signal cancels the run (the framework's granularity), which raises
-  ``RunCancelled``. No signal reaches any stage: stages wait on the caller's own signal.
-* schemas -> the ``ToolDefinition``s the ``FunctionModel`` receives, projected to the wire
-  fields a provider sends (name, description, parameters_json_schema -> parameters): the
-  dataclass also holds host-only fields no provider sends (kind, sequential, timeout...).
+  A run that raises publishes no result, so it notifies nobody. A streamed turn carries JSON
+  text: arguments with no JSON text (a cycle) cannot be streamed and such a scenario is skipped.
+* timeout-policy -> the tool's own ``Tool.timeout`` (pa/tools.py:373), which the framework
+  turns into ``ModelRetry('Timed out after ...')`` (pa/toolsets/function.py:864).
+* cancellation -> one ``CancellationToken`` per run (``agent.run(cancellation_token=)``,
+  pa/_cancel.py:50): aborting any call's signal cancels the run (the framework's granularity),
+  which raises ``RunCancelled``. No signal reaches any stage: stages wait on the caller's own.
+* schemas -> the ``ToolDefinition``s the ``FunctionModel`` receives (``AgentInfo.function_tools``,
+  pa/models/function.py:270), each as the fields pydantic-ai's providers put on the wire: name,
+  description, ``parameters_json_schema`` and a set ``strict`` (pa/models/openai/
+  _responses_model.py:2270-2277, pa/models/openai/_chat_model.py:1273-1289), read through the
+  kit's one projection (``conformance.core.wire.model_entry``: ``parameters_json_schema`` ->
+  parameters, the boolean ``strict`` is envelope). The values are the framework's own objects:
+  ``parameters`` IS the definition's dict, so a ``schemas`` action's write goes into what the
+  framework sends next time (DEF-2's copy clause judges pydantic-ai). The dataclass's other
+  fields are the host's (``metadata``: "It is not sent to the model", pa/tools.py:761-762;
+  kind, sequential, timeout... steer the run) and no provider sends them.
+
+Missing stages (``MISSING``, with the reason each): finalizer, classifier, scopes, code-mode,
+presentation, registry-mutation, nested-calls, agentless-calls.
 
 Result (kit JSON, SPEC section 3) from a ``ToolReturnPart``: ``outcome == 'success'`` ->
 ``{"isError": false, "value": content, "content": [text of model_response_str()]}``; any
@@ -79,7 +118,8 @@ Codes only where the framework says so itself: ``retry.cause == 'unknown_tool'``
 UNKNOWN_TOOL, ``'validation_error'`` -> INVALID_ARGS (pa/messages.py:1918,
 pa/tool_manager.py:545-550), the timeout's ``ModelRetry('Timed out after ...')`` ->
 TOOL_TIMEOUT (pa/toolsets/function.py:864). A body exception propagates out of
-``agent.run`` (pa/tool_manager.py:759-763 re-raises it) -> the closed form ``raised``.
+``agent.run`` (pa/tool_manager.py:762-763 hands it to ``on_tool_execute_error``, whose default
+re-raises it, pa/capabilities/abstract.py:1429) -> the closed form ``raised``.
 """
 
 from __future__ import annotations
@@ -89,7 +129,7 @@ import dataclasses
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from importlib.metadata import version
-from typing import Any
+from typing import Any, Final
 
 from pydantic_ai import (
     Agent,
@@ -112,11 +152,14 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 
+from conformance.adapters.reference import attempt_write
 from conformance.core.adapter import AdapterInfo, ScenarioSkipped, requirements
 from conformance.core.interpreter import JSON, Binding, Session, canonical_json, decode, jsonable
 from conformance.core.scenario import scripts_of
+from conformance.core.wire import model_entry
 
 __all__ = ["PydanticAIAdapter", "make_adapter", "make_inline_adapter"]
 
@@ -386,28 +429,75 @@ def result_json(part: ToolReturnPart) -> JSON:
 # ------------------------------------------------------------------ the adapter
 
 
-def _well_formed(decision: Any, kinds: Mapping[str, tuple[set[str], set[str]]]) -> str | None:
-    """The decision's kind when it has exactly the keys its kind needs (required, optional)."""
-    if not isinstance(decision, Mapping) or decision.get("kind") not in kinds:
-        return None
-    kind = str(decision["kind"])
-    required, optional = kinds[kind]
-    keys = set(decision) - {"kind"}
-    texts = all(isinstance(decision[k], str) for k in keys & {"reason", "feedback"})
-    return kind if required <= keys <= required | optional and texts else None
+#: The end of a one-listener chain: what the listener's ``next()`` returns.
+_ALLOW: Final[Mapping[str, Any]] = {"kind": "allow"}
+_ACCEPT: Final[Mapping[str, Any]] = {"kind": "accept"}
 
 
-async def _chain(
-    listeners: Sequence[Callable[..., Awaitable[Any]]], args: tuple[Any, ...], end: Any
-) -> Any:
-    """The kit's waterfall over hooks that have none: next() runs the rest of the chain."""
+def _exactly(decision: Any, kind: str, *keys: str) -> bool:
+    """``decision`` is the post-execute decision ``kind`` with exactly ``keys`` besides ``kind``,
+    a text feedback where there is one (what the hook's one result channel can say)."""
+    if not isinstance(decision, Mapping) or decision.get("kind") != kind:
+        return False
+    if set(decision) != {"kind", *keys}:
+        return False
+    return all(isinstance(decision[k], str) for k in keys if k == "feedback")
 
-    async def step(i: int) -> Any:
-        if i == len(listeners):
-            return dict(end)
-        return await listeners[i](*args, lambda: step(i + 1))
 
-    return await step(0)
+def _validated_args(decision: Any, args: Any) -> Any:
+    """A pre-execute decision said in ``after_tool_validate``'s terms: it returns the validated
+    args (``ValidatedToolArgs = dict[str, Any]``, pa/capabilities/abstract.py:91) or raises.
+    The decisions are SPEC PRE-6's: allow; deny with a reason (a non-empty text); ask with a
+    text reason or none."""
+    if isinstance(decision, Mapping):
+        kind, reason = decision.get("kind"), decision.get("reason")
+        if kind == "allow":
+            return args
+        if kind == "deny" and isinstance(reason, str) and reason:
+            raise ToolFailed(reason)
+        if kind == "ask" and (reason is None or isinstance(reason, str)):
+            raise ApprovalRequired(metadata={"reason": reason})
+        raise _Inexpressible(
+            f"the pre-execute decision {canonical_json(jsonable(decision))} has no counterpart: "
+            "an after_tool_validate hook returns the args or raises, and a dict it returns IS "
+            "the args (pa/capabilities/abstract.py:91)"
+        )
+    return decision  # the hook's own malformed return (not the args): the framework's to refuse
+
+
+def _guarded_args(objection: Any, args: Any) -> Any:
+    """A guard's answer in ``after_tool_validate``'s terms: no objection -> the args; a reason ->
+    ToolFailed; a non-mapping is the hook's malformed return; a mapping would be the args."""
+    if objection is None:
+        return args
+    if isinstance(objection, str):
+        raise ToolFailed(objection)
+    if isinstance(objection, Mapping):
+        raise _Inexpressible(
+            f"the guard's answer {canonical_json(jsonable(objection))} has no counterpart: a "
+            "dict an after_tool_validate hook returns IS the args (pa/capabilities/abstract.py:91)"
+        )
+    return objection
+
+
+def _executed_result(decision: Any, result: Any) -> Any:
+    """A post-execute decision in ``after_tool_execute``'s terms: it returns the result (any
+    value is one, pa/capabilities/abstract.py:1352-1371) or raises."""
+    if _exactly(decision, "accept"):
+        return result
+    if _exactly(decision, "accept", "value"):
+        return decision["value"]
+    if _exactly(decision, "block", "feedback"):
+        raise ToolFailed(decision["feedback"])
+    raise _Inexpressible(
+        f"the post-execute decision {canonical_json(jsonable(decision))} has no counterpart: an "
+        "after_tool_execute hook returns one value, the result, or raises (no content or "
+        "contexts beside it, and no malformed answer: whatever it returns is the result)"
+    )
+
+
+async def _end(decision: Mapping[str, Any]) -> Any:
+    return dict(decision)
 
 
 class PydanticAIAdapter:
@@ -440,6 +530,7 @@ class PydanticAIAdapter:
             raise ScenarioSkipped(
                 "; ".join(f"{c}: {MISSING.get(c, 'not supported')}" for c in lacking)
             )
+        _no_chains(scenario)
         try:
             return asyncio.run(self._run(scenario))
         except _Inexpressible as e:
@@ -473,7 +564,7 @@ class PydanticAIAdapter:
                 except Exception as e:
                     answer = {"raised": f"{type(e).__name__}: {e}"}
             elif "schemas" in action:
-                answer = {"schemas": [_wire(d) for d in await _tool_defs(toolset, hooks)]}
+                answer = await _schemas(toolset, hooks, action)
             elif "executionMode" in action:
                 defs = {d.name: d for d in await _tool_defs(toolset, hooks)}
                 tool_def = defs.get(action["executionMode"]["name"])
@@ -489,29 +580,18 @@ class PydanticAIAdapter:
         pre = [session.pre_listener(s) for s in scenario.get("preExecute", [])]
         guards = [session.guard(s) for s in scenario.get("guards", [])]
         post = [session.post_listener(s) for s in scenario.get("postExecute", [])]
-        kinds_pre = {
-            "allow": (set(), set()),
-            "deny": ({"reason"}, set()),
-            "ask": (set(), {"reason"}),
-        }
-        kinds_post = {"accept": (set(), {"value", "content", "additionalContexts"}),
-                      "block": ({"feedback"}, {"additionalContexts"})}  # fmt: skip
 
         if pre:
+            (listener,) = pre  # one at most: _no_chains skips a chain
 
             async def pre_execute(
                 ctx: RunContext[Any], *, call: ToolCallPart, tool_def: Any, args: Any
             ) -> Any:
                 if ctx.tool_call_approved:
-                    return args  # the approval service answered this call's ask
+                    return args  # approved: the framework's idiom does not ask again
                 view = _Call(call, args, ctx.deps)
-                decision = await _chain(pre, (view,), {"kind": "allow"})
-                kind = _well_formed(decision, kinds_pre)
-                if kind == "deny":
-                    raise ToolFailed(decision["reason"])
-                if kind == "ask":
-                    raise ApprovalRequired(metadata={"reason": decision.get("reason")})
-                return view.arguments if kind == "allow" else decision
+                decision = await listener(view, lambda: _end(_ALLOW))
+                return _validated_args(decision, view.arguments)
 
             hooks.on.after_tool_validate(pre_execute)
         for guard in guards:
@@ -521,10 +601,7 @@ class PydanticAIAdapter:
                     ctx: RunContext[Any], *, call: ToolCallPart, tool_def: Any, args: Any
                 ) -> Any:
                     view = _Call(call, args, ctx.deps)
-                    reason = guard(view)
-                    if reason is None:
-                        return view.arguments
-                    raise ToolFailed(reason if isinstance(reason, str) else canonical_json(reason))
+                    return _guarded_args(guard(view), view.arguments)
 
                 return hook
 
@@ -550,21 +627,14 @@ class PydanticAIAdapter:
 
             hooks.on.tool_execute(wrap_hook(session.wrapper(spec)))
         if post:
+            (inspector,) = post  # one at most: _no_chains skips a chain
 
             async def post_execute(
                 ctx: RunContext[Any], *, call: ToolCallPart, tool_def: Any, args: Any, result: Any
             ) -> Any:
-                decision = await _chain(
-                    post, (_Call(call, args, ctx.deps), result), {"kind": "accept"}
-                )
-                kind = _well_formed(decision, kinds_post)
-                if kind is None:
-                    return decision
-                if "content" in decision or "additionalContexts" in decision:
-                    raise _Inexpressible("one result channel: no content apart from the value")
-                if kind == "block":
-                    raise ToolFailed(decision["feedback"])
-                return decision.get("value", result)
+                view = _Call(call, args, ctx.deps)
+                decision = await inspector(view, result, lambda: _end(_ACCEPT))
+                return _executed_result(decision, result)
 
             hooks.on.after_tool_execute(post_execute)
         for spec in scenario.get("observers", []):
@@ -604,6 +674,18 @@ def _stage_needs(scenario: Mapping[str, Any]) -> set[str]:
     return needs
 
 
+def _no_chains(scenario: Mapping[str, Any]) -> None:
+    """One listener per waterfall at most: pydantic-ai has none to map a chain onto."""
+    for key, hook in (("preExecute", "after_tool_validate"), ("postExecute", "after_tool_execute")):
+        if len(scenario.get(key) or []) > 1:
+            raise ScenarioSkipped(
+                f"{len(scenario[key])} {key} listeners: pydantic-ai has no listener waterfall "
+                f"(its {hook} hooks each return the args or result in turn and none hands on "
+                "to the rest, pa/capabilities/hooks.py:1178-1183, 1229-1242): one listener maps "
+                f"onto one {hook} hook, a chain has no counterpart"
+            )
+
+
 def _register(
     session: Session, toolset: FunctionToolset[Any], spec: Mapping[str, Any], scenario: Any
 ) -> dict[str, Any]:
@@ -618,7 +700,8 @@ def _register(
             body,
             name=spec["name"],
             description=spec.get("description"),
-            json_schema=spec.get("parameters", {"type": "object", "properties": {}}),
+            # the author's own dict, built from the scenario's JSON: the Tool's from now on
+            json_schema=decode(spec.get("parameters", {"type": "object", "properties": {}})),
             takes_ctx=True,
             sequential=True,
         )
@@ -631,12 +714,35 @@ def _register(
     return {"key": key, "ok": True}
 
 
-def _wire(tool_def: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": tool_def.name}
-    if tool_def.description is not None:
-        out["description"] = tool_def.description
-    out["parameters"] = jsonable(tool_def.parameters_json_schema)
-    return out
+#: pydantic-ai's names for the spec's model-visible keys (ToolDefinition -> DEF-2).
+_RENAMES: Final[Mapping[str, str]] = {"parameters_json_schema": "parameters"}
+
+
+def _model_entry(tool_def: ToolDefinition) -> dict[str, Any]:
+    """What a provider sends of a ToolDefinition (name, description, parameters_json_schema, a
+    set strict: pa/models/openai/_responses_model.py:2270-2277) through the kit's one projection,
+    holding the framework's own values: ``parameters`` IS ``tool_def.parameters_json_schema``."""
+    sent: dict[str, Any] = {
+        "name": tool_def.name,
+        "description": tool_def.description,
+        "parameters_json_schema": tool_def.parameters_json_schema,
+    }
+    if tool_def.strict is not None:
+        sent["strict"] = tool_def.strict
+    return model_entry(sent, _RENAMES)
+
+
+async def _schemas(
+    toolset: FunctionToolset[Any], hooks: Hooks[Any], action: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The entries of the definitions the model receives; a ``mutate`` writes into them (the
+    framework's own objects) and the next request's are read again (``after``)."""
+    listed = [_model_entry(d) for d in await _tool_defs(toolset, hooks)]
+    answer: dict[str, Any] = {"schemas": jsonable(listed)}
+    if "mutate" in action:
+        attempt_write(listed, action["mutate"])
+        answer["after"] = jsonable([_model_entry(d) for d in await _tool_defs(toolset, hooks)])
+    return answer
 
 
 async def _tool_defs(toolset: FunctionToolset[Any], hooks: Hooks[Any]) -> list[Any]:

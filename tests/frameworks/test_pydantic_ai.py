@@ -20,7 +20,7 @@ from conformance.core.evaluate import evaluate, run_scenario
 
 RULES = Path(__file__).resolve().parents[2] / "conformance" / "fixtures" / "rules"
 FIXTURES = [
-    "PRE-1/end-of-chain-allows.json",
+    "PRE-4/odd-answers-deny.json",
     "PRE-5/request-carries-call-id-not-arguments.json",
     "POST-3/block-with-feedback.json",
     "DEF-2/schemas-are-whitelisted-copies.json",
@@ -216,3 +216,96 @@ def test_inline_approval_answers_map_like_resume(monkeypatch: pytest.MonkeyPatch
     assert second["error"]["message"] == "The approval service rejected the call."
     bare = make_inline_adapter().run(scenario([call("c3")], preExecute=ask))
     assert "interrupted" in bare["actions"][0]
+
+
+def listener(ident: str, *steps: dict[str, Any]) -> dict[str, Any]:
+    return {"id": ident, "steps": list(steps)}
+
+
+def skipped(data: dict[str, Any]) -> str:
+    trace, no_trace = run_scenario(make_adapter(), data)
+    assert trace is None and no_trace is not None
+    return no_trace.reason or ""
+
+
+@pytest.mark.parametrize("stage", ["preExecute", "postExecute"])
+def test_a_listener_chain_is_skipped_not_simulated(stage: str) -> None:
+    """The framework has no waterfall: two listeners have no counterpart, one maps to one hook."""
+    two = [listener("a", {"delegate": True}), listener("b", {"delegate": True})]
+    reason = skipped(scenario([call("c1")], **{stage: two}))
+    assert "no listener waterfall" in reason and "hooks.py:1178-1183" in reason
+    trace = make_adapter().run(scenario([call("c1")], **{stage: two[:1]}))
+    assert trace["actions"][0]["result"]["value"] == "contents"  # next() is the chain's end
+
+
+@pytest.mark.parametrize("malformed", [None, "allow", 7, ["allow"]])
+def test_a_non_mapping_decision_reaches_the_framework_PRE_6(malformed: Any) -> None:
+    """after_tool_validate returns the args: a non-mapping is its own malformed return, and the
+    framework refuses it (the run raises, the body never runs)."""
+    pre = [listener("bad", {"return": malformed})]
+    result = evaluate(make_adapter(), scenario([call("c1")], preExecute=pre), rules=["PRE-6"])
+    assert result.trace is not None and not result.violations("PRE-6")
+    assert "raised" in result.trace["actions"][0] and entered(result.trace) == []
+
+
+@pytest.mark.parametrize("malformed", [{"kind": "maybe"}, {"kind": "deny"}, {"allow": True}])
+def test_a_mapping_that_is_no_decision_is_skipped_PRE_6(malformed: dict[str, Any]) -> None:
+    """A dict an after_tool_validate hook returns IS the args: no malformed counterpart."""
+    pre = [listener("bad", {"return": malformed})]
+    assert "has no counterpart" in skipped(scenario([call("c1")], preExecute=pre))
+
+
+def test_a_guard_answers_in_the_hooks_terms_GUARD_2() -> None:
+    """A reason is ToolFailed; a non-mapping (True) is the hook's malformed return, which the
+    framework refuses; a mapping would be the args and is skipped."""
+    reason = [listener("g", {"return": "no writes"})]
+    result = evaluate(make_adapter(), scenario([call("c1")], guards=reason), rules=["GUARD-2"])
+    assert result.trace is not None and not result.violations("GUARD-2")
+    assert result.trace["actions"][0]["result"]["error"]["message"] == "no writes"
+    confused = [listener("g", {"return": True})]
+    result = evaluate(make_adapter(), scenario([call("c1")], guards=confused), rules=["GUARD-2"])
+    assert result.trace is not None and not result.violations("GUARD-2")
+    assert "raised" in result.trace["actions"][0] and entered(result.trace) == []
+    mapping = [listener("g", {"return": {"deny": True}})]
+    assert "has no counterpart" in skipped(scenario([call("c1")], guards=mapping))
+
+
+def test_post_execute_decisions_in_the_hooks_terms() -> None:
+    """accept{value} replaces the result, block is ToolFailed, anything else is skipped."""
+    value = [listener("p", {"return": {"kind": "accept", "value": "redacted"}})]
+    trace = make_adapter().run(scenario([call("c1")], postExecute=value))
+    assert trace["actions"][0]["result"]["value"] == "redacted"
+    block = [listener("p", {"return": {"kind": "block", "feedback": "leak"}})]
+    trace = make_adapter().run(scenario([call("c1")], postExecute=block))
+    assert trace["actions"][0]["result"]["error"]["message"] == "leak"
+    for malformed in ({"kind": "maybe"}, "accept", None):
+        post = [listener("p", {"return": malformed})]
+        assert "has no counterpart" in skipped(scenario([call("c1")], postExecute=post))
+
+
+def mutate(path: list[Any], value: Any) -> dict[str, Any]:
+    return {"schemas": {}, "mutate": {"path": path, "value": value}}
+
+
+def test_schemas_are_the_definitions_own_objects_DEF_2() -> None:
+    """The entry is the kit's projection (model_entry) of the ToolDefinition a model receives,
+    holding its own parameters dict: a write into it is what the next request carries."""
+    path = [0, "parameters", "properties", "path", "type"]
+    result = evaluate(make_adapter(), scenario([mutate(path, "number")]), rules=["DEF-2"])
+    assert result.trace is not None
+    answer = result.trace["actions"][0]
+    assert answer["schemas"] == [
+        {"name": "read_file", "description": "Read a file.", "parameters": READ["parameters"]}
+    ]
+    assert answer["after"][0]["parameters"]["properties"]["path"] == {"type": "number"}
+    assert result.violations("DEF-2")  # the copy clause judges pydantic-ai, not the adapter
+    # a top-level write goes into that request's entry only: each request builds new ones
+    trace = make_adapter().run(scenario([mutate([0, "name"], "other")]))
+    assert trace["actions"][0]["after"] == trace["actions"][0]["schemas"]
+
+
+def test_the_scenarios_parameters_stay_the_kits() -> None:
+    """The Tool gets its own dict (the author's), so the kit's write never edits the scenario."""
+    data = scenario([mutate([0, "parameters", "type"], "array")])
+    make_adapter().run(data)
+    assert data["tools"][0]["parameters"]["type"] == "object"
