@@ -6,6 +6,7 @@ Skipped when the framework is not installed (``pip install -e '.[frameworks]'``)
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -309,3 +310,52 @@ def test_the_scenarios_parameters_stay_the_kits() -> None:
     data = scenario([mutate([0, "parameters", "type"], "array")])
     make_adapter().run(data)
     assert data["tools"][0]["parameters"]["type"] == "object"
+
+
+PUBLISHED = Path(__file__).resolve().parents[2] / "docs" / "implementations" / "pydantic-ai-2.68.0"
+
+
+def evidence_of(contract: dict[str, Any]) -> list[dict[str, Any]]:
+    found = []
+    for section in ("rules", "notPromised"):
+        for entry in contract[section].values():
+            found += entry["evidence"]
+            for exempt in entry.get("except", []):
+                found += exempt["evidence"]
+    return found
+
+
+def test_every_contract_quote_is_where_it_says() -> None:
+    """contract.json: each quote from the installed package is found, whitespace folded, in
+    the lines it names (a tracker quote names its thread instead)."""
+    import pydantic_ai
+
+    package = Path(pydantic_ai.__file__).parent
+    contract = json.loads((PUBLISHED / "contract.json").read_text(encoding="utf-8"))
+    checked = 0
+    for evidence in evidence_of(contract):
+        if "link" in evidence:
+            assert evidence["link"].startswith("https://github.com/pydantic/pydantic-ai/")
+            continue
+        path, _, lines = evidence["source"].partition(":")
+        first, _, last = lines.partition("-")
+        text = (package.parent / path).read_text(encoding="utf-8").splitlines()
+        span = " ".join(text[int(first) - 1 : int(last or first)])
+        assert " ".join(evidence["quote"].split()) in " ".join(span.split()), evidence
+        checked += 1
+    assert checked >= 20
+
+
+@pytest.mark.slow  # nine interpreters, about 2 s each
+@pytest.mark.parametrize("script", sorted(p.name for p in (PUBLISHED / "repro").glob("*.py")))
+def test_each_reproduction_still_reproduces(script: str) -> None:
+    """repro/RULE.py uses only pydantic-ai's API and exits 0 while the finding reproduces."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, str(PUBLISHED / "repro" / script)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    source = (PUBLISHED / "repro" / script).read_text(encoding="utf-8")
+    assert not re.search(r"^\s*(from|import)\s+conformance\b", source, re.M)  # no kit
