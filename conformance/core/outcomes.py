@@ -5,14 +5,51 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance import __version__
 from conformance.core.adapter import AdapterInfo
 from conformance.vocab import Status
 
-__all__ = ["Failure", "RuleOutcome", "RunResult"]
+if TYPE_CHECKING:
+    from conformance.core.rules import Verdict
+
+__all__ = ["Failure", "Pointer", "RuleOutcome", "RunResult", "pointers"]
+
+
+@dataclass(frozen=True)
+class Pointer:
+    """What one violated verdict points at in its trace: the call it is about and the
+    indices in ``trace["events"]`` it rests on (``Verdict.call``, ``Verdict.events``)."""
+
+    subject: str
+    call: str | None = None
+    events: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"subject": self.subject, "call": self.call, "events": list(self.events)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Pointer:
+        data = data if isinstance(data, dict) else {}
+        call = data.get("call")
+        events = data.get("events")
+        return cls(
+            str(data.get("subject", "")),
+            None if call is None else str(call),
+            tuple(e for e in (events if isinstance(events, list) else []) if isinstance(e, int)),
+        )
+
+
+def pointers(verdicts: Iterable[Verdict]) -> list[Pointer]:
+    """The pointers of ``verdicts`` (a failure's joined verdicts), one each, in order; empty
+    when none of them points (a verdict without pointers is shown from its wording)."""
+    found = list(verdicts)
+    if not any(v.points for v in found):
+        return []
+    return [Pointer(v.subject, v.call, tuple(v.events)) for v in found]
 
 
 @dataclass
@@ -28,6 +65,9 @@ class Failure:
     # whole), and for a difference what makes it one (conformance.core.contract.classify).
     clause: str | None = None
     why: str | None = None
+    #: One per verdict the message joins, in its order, when any of them points at its
+    #: trace (the call, the event indices); empty: none does.
+    pointers: list[Pointer] = field(default_factory=list)
 
 
 @dataclass
@@ -91,6 +131,7 @@ class RuleOutcome:
                 **({"category": f.category} if f.category else {}),
                 **({"clause": f.clause} if f.clause else {}),
                 **({"why": f.why} if f.why else {}),
+                **({"pointers": [p.to_json() for p in f.pointers]} if f.pointers else {}),
             }
             for kind, items in self.buckets()
             for f in items

@@ -39,7 +39,7 @@ from conformance.core.contract import Contract, classify
 from conformance.core.corpus import Corpus, CorpusWriter, Entry
 from conformance.core.evaluate import Evaluation, KitError, NoTrace, evaluate, judge
 from conformance.core.interrupt import interrupted, interruptible
-from conformance.core.outcomes import Failure, RuleOutcome, RunResult
+from conformance.core.outcomes import Failure, RuleOutcome, RunResult, pointers
 from conformance.core.parallel import parallel_spec, run_parallel
 from conformance.core.rule_sets import RULE_SETS, Selection, stages_of
 from conformance.core.rules import FOCUS, RULES, Focus, Verdict
@@ -60,6 +60,7 @@ __all__ = [
     "Ticks",
     "Unit",
     "corpus_units",
+    "counterexample",
     "default_jobs",
     "interrupted",
     "interruptible",
@@ -84,6 +85,31 @@ CORPUS_PER_UNIT = 100  # corpus scenarios of one source in one unit
 
 
 # -------------------------------------------------------------------- the tally
+
+
+def counterexample(
+    rule_id: str,
+    info: AdapterInfo,
+    scenario: Mapping[str, Any],
+    trace: Mapping[str, Any] | None,
+    required: list[str],
+    verdicts: Sequence[Verdict] = (),
+) -> dict[str, Any]:
+    """A replayable case: the rule, the kit and the implementation, what was ``required``
+    (the violated messages) and, when the ``verdicts`` point at the trace, their
+    ``pointers`` (one per message: subject, call, event indices), the scenario, the trace."""
+    case: dict[str, Any] = {
+        "rule": rule_id,
+        "kit": {"name": "toolreg-conformance", "version": __version__},
+        "implementation": info.to_json(),
+        "required": required,
+    }
+    found = pointers(verdicts)
+    if found:
+        case["pointers"] = [p.to_json() for p in found]
+    case["scenario"] = scenario
+    case["trace"] = trace
+    return case
 
 
 class _PropertyStopped(BaseException):
@@ -227,9 +253,11 @@ class Tally:
                 if len(bucket) >= MAX_FAILURES_KEPT:
                     continue
                 if path is None:
-                    path = self.save(rid, scenario, trace, [v.message for v in bad])
+                    path = self.save(rid, scenario, trace, [v.message for v in bad], bad)
                 message = "; ".join(f"{v.subject}: {v.message}" for v in these[:3])
-                bucket.append(Failure(message, scenario_id, path, None, clause, kind.why))
+                bucket.append(
+                    Failure(message, scenario_id, path, None, clause, kind.why, pointers(these[:3]))
+                )
         raised, how = evaluation.raised, evaluation.raised_status
         for rid in targets:
             if rid not in self.outcomes or how is None:
@@ -267,18 +295,16 @@ class Tally:
         scenario: Mapping[str, Any],
         trace: Mapping[str, Any] | None,
         required: list[str],
+        verdicts: Sequence[Verdict] = (),
     ) -> str | None:
-        """Write a self-contained, replayable counterexample; return its path."""
+        """Write a self-contained, replayable counterexample; return its path.
+
+        ``verdicts`` (the violations ``required`` says, in its order) add the case's
+        ``pointers`` when any of them points at the trace: one per message.
+        """
         if self.report_dir is None:
             return None
-        case: dict[str, Any] = {
-            "rule": rule_id,
-            "kit": {"name": "toolreg-conformance", "version": __version__},
-            "implementation": self.info.to_json(),
-            "required": required,
-            "scenario": scenario,
-            "trace": trace,
-        }
+        case = counterexample(rule_id, self.info, scenario, trace, required, verdicts)
         chosen = self.selection.get(rule_id)
         if chosen is not None:  # judged on some clauses only: a replay judges the same
             case["clauses"] = [c for c in RULES[rule_id].clauses if c in chosen]
@@ -401,12 +427,14 @@ class Tally:
                 return
             scenario, trace, bad = last["case"]  # the last failing example is the shrunk one
             outcome = self.outcomes[rule_id]
-            path = self.save(rule_id, scenario, trace, [v.message for v in bad])
+            path = self.save(rule_id, scenario, trace, [v.message for v in bad], bad)
             clause = bad[0].clause
             these = [v for v in bad if v.clause == clause]
             message = "; ".join(f"{v.subject}: {v.message}" for v in these[:3])
             kind = classify(self.contract, rule_id, clause, str(scenario["id"]))
-            lead = Failure(message, scenario["id"], path, None, clause, kind.why)
+            lead = Failure(
+                message, scenario["id"], path, None, clause, kind.why, pointers(these[:3])
+            )
             (outcome.failures if kind.defect else outcome.differences).insert(0, lead)
             self.leads[rule_id] = lead
         except (hypothesis.errors.Unsatisfiable, _PropertyStopped):

@@ -25,9 +25,13 @@ What the report page shows, top to bottom:
   approval's ``request``...``answer``) a bar coloured by its stage and nested by depth,
   the other events (observations, ``mutate`` attempts -- accepted or refused --,
   approvals) markers on the bar they happen in, and the call's answer
-  (``trace.actions[i]``) at the lane's end. The events a violated message names (the
-  call it is about, ``stage 'id'`` or a stage word) carry the class ``violation``;
-  when none can be matched, the lane's answer does.
+  (``trace.actions[i]``) at the lane's end. What the violated verdicts point at carries
+  the class ``violation``: the events at their indices (the ``pointers`` of the case, or
+  of the report's failures), and the answer of a call a verdict names without an event.
+  A verdict without pointers is marked from its wording (the call its message starts
+  with, ``stage 'id'`` or a stage word; the answer when nothing matches): the fallback
+  in :mod:`conformance.reporting.timeline`, marked ``data-pointed="false"``, which issue
+  24's phase 2 deletes.
 
 Everything read from the JSON comes from the implementation under test and is treated
 as hostile: every string goes through :func:`html.escape`; inline styles hold only
@@ -36,9 +40,10 @@ Content-Security-Policy allows only that script (by its hash), so an injected on
 would not run. No network: no external stylesheet, font, script or image.
 
 DOM hooks for tests and tools: ``.finding[data-rules]`` (a defect's card),
-``.difference[data-rules]`` (a difference's card, under ``#differences``), ``.timeline[data-case]``,
-``.lane[data-call]``, ``.event[data-stage][data-index]``, ``.span[data-stage]``,
-``.answer[data-call]``, ``.violation``; rule rows are ``tr.rule[data-rule][data-status]``.
+``.difference[data-rules]`` (a difference's card, under ``#differences``),
+``.timeline[data-case]``, ``.lane[data-call]``, ``.event[data-stage][data-index]``,
+``.span[data-stage]``, ``.answer[data-call]``, ``.violation[data-pointed]``; rule rows are
+``tr.rule[data-rule][data-status]``.
 """
 
 from __future__ import annotations
@@ -55,14 +60,25 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import quote
 
+from conformance.core.outcomes import Pointer
+from conformance.reporting import timeline as tl
 from conformance.reporting.compare import KIND_ORDER, KIND_TEXT, Cell, Comparison
 from conformance.reporting.report import ASSESSMENTS, verdict_words
-from conformance.vocab import FAILING, NOT_RUN, STAGES, Status
+from conformance.reporting.timeline import STAGE_ORDER
+from conformance.vocab import FAILING, NOT_RUN, Status
 
-__all__ = ["CaseFiles", "comparison_html", "load_cases", "report_html"]
+__all__ = [
+    "CSS",
+    "CaseFiles",
+    "comparison_html",
+    "escape_text",
+    "legend",
+    "load_cases",
+    "page",
+    "report_html",
+    "timeline_html",
+]
 
-#: Stages in pipeline order, then the ones outside one call's pipeline.
-STAGE_ORDER: Final = (*STAGES, "classifier", "code-dispatch-log", "program", "present")
 
 _FINDING_STATUSES: Final = frozenset({*FAILING, Status.EXPECTED_FAIL})
 
@@ -81,7 +97,7 @@ document.addEventListener('DOMContentLoaded', function () {
 });
 """
 
-_CSS: Final = """
+CSS: Final = """
 :root { --col: 2.1rem; --label: 11rem; --answer: 16rem; font-family: system-ui, sans-serif; }
 body { margin: 1.5rem; color: #1d1d1f; background: #fff; line-height: 1.4; }
 h1 { font-size: 1.5rem; } h2 { margin-top: 2rem; border-bottom: 1px solid #ccc; }
@@ -148,11 +164,7 @@ def _e(value: object) -> str:
 
 def _short(value: Any, limit: int = 160) -> str:
     """A JSON preview of a value, cut to ``limit`` characters (not escaped)."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
-    except (TypeError, ValueError, RecursionError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return tl.short(value, limit)
 
 
 def _slug(value: object) -> str:
@@ -182,7 +194,19 @@ def _href(target: str | Path, base: Path) -> str:
     return quote(relative)
 
 
-def _page(title: str, body: list[str]) -> str:
+def page(title: str, body: list[str], css: str = "") -> str:
+    """A whole self-contained page: ``body`` (HTML, escaped by the caller) under the page's
+    Content-Security-Policy (no network, the one inline script allowed by its hash), with
+    :data:`CSS` plus ``css``."""
+    return _page(title, body, css)
+
+
+def escape_text(value: object) -> str:
+    """Escape anything for HTML text and attribute values."""
+    return _e(value)
+
+
+def _page(title: str, body: list[str], css: str = "") -> str:
     digest = base64.b64encode(hashlib.sha256(_JS.encode()).digest()).decode()
     policy = (
         "default-src 'none'; style-src 'unsafe-inline'; "
@@ -196,7 +220,7 @@ def _page(title: str, body: list[str]) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{_e(policy)}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{_e(title)}</title>",
-        f"<style>{_CSS}</style>",
+        f"<style>{CSS}{css}</style>",
         f"<script>{_JS}</script>",
         "</head>",
         "<body>",
@@ -414,268 +438,48 @@ def _expectation_html(rid: str, entry: Mapping[str, Any]) -> list[str]:
 
 # ------------------------------------------------------------------- timeline
 
-_NAMED = re.compile(
-    r"\b(pre-execute|post-execute|guard|wrapper|body|result|finalize|finalizeContent|approval|"
-    r"classifier|observer|listener)\s+'([^']*)'"
-)
-_WORDS: Final = (
-    (re.compile(r"\bpre-execute\b"), "pre-execute"),
-    (re.compile(r"\bpost-execute\b"), "post-execute"),
-    (re.compile(r"\bapprov(?:al|er|ed)s?\b"), "approval"),
-    (re.compile(r"\bguards?\b"), "guard"),
-    (re.compile(r"\bwrappers?\b"), "wrapper"),
-    (re.compile(r"\bbody\b"), "body"),
-    (re.compile(r"\bfinaliz\w*"), "finalize"),
-    (re.compile(r"\bobservers?\b"), "result"),
-    (re.compile(r"\bclassifier\b"), "classifier"),
-)
-_ANSWER = re.compile(
-    r"\bisError\b|\bcode\b|error\.message|\bresults?\b|\bfailure\b|executionMode|\bexclusive\b"
-    r"|\bparallel\b|\bINVALID_ARGS\b|\bABORTED\w*"
-)
-_SUBJECT = re.compile(r"\s*(?:[\w-]+[(\[])?([^\s:()\[\]]+)[)\]]?:\s")
-_ALIASES: Final = {"finalizeContent": "finalize", "observer": "result", "listener": ""}
 
-
-@dataclass
-class _Target:
-    """What one violated message points at in a trace."""
-
-    rules: set[str]
-    message: str
-    call: str | None  # a lane key, or None: every lane
-    named: list[tuple[str, str]]  # (stage, callable id)
-    stages: set[str]
-    answer: bool
-
-
-def _target(rule_id: str, message: str, lanes: Iterable[str]) -> _Target:
-    match = _SUBJECT.match(message)
-    call = match.group(1) if match and match.group(1) in set(lanes) else None
-    named = [(_ALIASES.get(s, s), i) for s, i in _NAMED.findall(message)]
-    stages = {stage for pattern, stage in _WORDS if pattern.search(message)}
-    return _Target({rule_id}, message, call, named, stages, bool(_ANSWER.search(message)))
-
-
-@dataclass
-class _Lane:
-    key: str  # the callId events carry ("" for events without one)
-    label: str
-    events: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    answers: list[tuple[int, Any]] = field(default_factory=list)  # (action index, answer)
-    abort_before: bool = False
-    in_actions: bool = False
-
-
-def _lanes(scenario: Mapping[str, Any], trace: Mapping[str, Any]) -> list[_Lane]:
-    lanes: dict[str, _Lane] = {}
-    answers = _list(trace.get("actions"))
-
-    def lane(key: str, label: str) -> _Lane:
-        return lanes.setdefault(key, _Lane(key, label))
-
-    for index, action in enumerate(_list(scenario.get("actions"))):
-        action = _dict(action)
-        answer = _dict(answers[index]) if index < len(answers) else None
-        if "call" in action or "executionMode" in action:
-            call = _dict(action.get("call") or action.get("executionMode"))
-            kind = "call" if "call" in action else "executionMode"
-            key = str(call.get("callId", ""))
-            this = lane(key, f"{kind} {key} → {call.get('name', '?')}")
-            this.in_actions = True
-            this.abort_before = this.abort_before or call.get("abortBefore") is True
-            this.answers.append((index, answer))
-        elif "batch" in action:
-            results = _list((answer or {}).get("results"))
-            for j, member in enumerate(_list(action.get("batch"))):
-                call = _dict(member)
-                key = str(call.get("callId", ""))
-                this = lane(key, f"batch[{j}] {key} → {call.get('name', '?')}")
-                this.in_actions = True
-                this.abort_before = this.abort_before or call.get("abortBefore") is True
-                this.answers.append((index, results[j] if j < len(results) else answer))
-    for index, raw in enumerate(_list(trace.get("events"))):
-        event = _dict(raw)
-        seen = event.get("call")
-        key = "" if seen is None else str(seen)
-        label = f"{key} (not a call of the scenario)" if key else "(no call id)"
-        lane(key, label).events.append((index, event))
-    return list(lanes.values())
-
-
-def _aborting(scenario: Mapping[str, Any]) -> set[tuple[str, str]]:
-    """(stage, id) of the scripted callables that abort the caller's signal."""
-    out: set[tuple[str, str]] = set()
-
-    def aborts(steps: Any) -> bool:
-        return any(_dict(s).get("abort") for s in _list(steps))
-
-    for tool in _list(scenario.get("tools")):
-        tool = _dict(tool)
-        if aborts(tool.get("execute")):
-            out.add(("body", str(tool.get("name"))))
-        if aborts(tool.get("finalizeContent")):
-            out.add(("finalize", str(tool.get("name"))))
-    keys = {
-        "preExecute": "pre-execute",
-        "guards": "guard",
-        "wrappers": "wrapper",
-        "postExecute": "post-execute",
-        "observers": "result",
-    }
-    for key, stage in keys.items():
-        for listener in _list(scenario.get(key)):
-            listener = _dict(listener)
-            if aborts(listener.get("steps")):
-                out.add((stage, str(listener.get("id"))))
-    return out
-
-
-@dataclass
-class _Span:
-    stage: str
-    ident: str
-    start: int  # trace index
-    end: int | None  # trace index of its exit/throw/answer, None: never closed
-    depth: int
-    closer: str = ""
-
-
-def _layout(lane: _Lane) -> tuple[list[_Span], dict[int, int]]:
-    """Bars (enter..exit pairs) and each event's row (its depth) in one lane."""
-    spans: list[_Span] = []
-    stack: list[_Span] = []
-    rows: dict[int, int] = {}
-    for index, event in lane.events:
-        at, stage, ident = event.get("at"), str(event.get("stage")), str(event.get("id", ""))
-        if at in ("enter", "request"):
-            span = _Span(stage, ident, index, None, len(stack))
-            spans.append(span)
-            stack.append(span)
-            rows[index] = span.depth
-            continue
-        opener = None
-        if at in ("exit", "throw"):
-            opener = next(
-                (s for s in reversed(stack) if (s.stage, s.ident) == (stage, ident)), None
-            )
-        elif at == "answer":
-            opener = next((s for s in reversed(stack) if s.stage == stage), None)
-        if opener is not None:
-            opener.end, opener.closer = index, str(at)
-            stack.remove(opener)
-            rows[index] = opener.depth
-            continue
-        rows[index] = stack[-1].depth if stack else 0
-    return spans, rows
-
-
-_GLYPHS: Final = {"enter": "▸", "exit": "◂", "throw": "✕", "request": "?", "answer": "!"}
-
-
-def _event_text(index: int, event: Mapping[str, Any]) -> str:
-    """One line about an event (not escaped)."""
-    parts = [f"#{index}", str(event.get("stage")), repr(str(event.get("id", "")))]
-    if event.get("at"):
-        parts.append(str(event["at"]))
-    if "mutate" in event:
-        op = f" ({event['op']})" if event.get("op") else ""
-        refused = event.get("raised") is True
-        parts.append(
-            f"mutate {event['mutate']}{op}: {'refused (raised)' if refused else 'ACCEPTED'}"
-        )
-    if "what" in event:
-        parts.append(f"observed {event['what']} = {_short(event.get('observed'))}")
-    elif "observed" in event:
-        parts.append(f"observed {_short(event.get('observed'))}")
-    if "returned" in event:
-        parts.append(f"returned {_short(event.get('returned'))}")
-    for key in ("reason", "arguments", "keys", "barrier", "met", "aborted"):
-        if key in event:
-            parts.append(f"{key} {_short(event[key])}")
-    if event.get("tool") is not None:
-        parts.append(f"tool {event['tool']}")
-    if event.get("agent") is not None:
-        parts.append(f"agent {event['agent']}")
-    return " ".join(parts)
-
-
-def _answer_text(answer: Any) -> tuple[str, str]:
-    """(css class, text) of one action's answer (not escaped)."""
-    if answer is None:
-        return "missing", "no answer"
-    if not isinstance(answer, dict):
-        return "other", _short(answer)
-    if "raised" in answer and "result" not in answer:
-        return "raised", f"raised: {_short(answer['raised'])}"
-    if "interrupted" in answer:
-        return "interrupted", f"interrupted: {_short(answer['interrupted'])}"
-    if "mode" in answer:
-        return "ok", f"mode: {_short(answer['mode'])}"
-    result = answer.get("result", answer)
-    if isinstance(result, dict) and result.get("isError") is True:
-        error = _dict(result.get("error"))
-        code = _dict(error.get("info")).get("code")
-        return "error", f"isError, code {_short(code)}: {_short(error.get('message'))}"
-    if isinstance(result, dict) and "isError" in result:
-        return "ok", f"value: {_short(result.get('value', result.get('content')))}"
-    return "other", _short(answer)
-
-
-def _violations(
-    lane: _Lane, spans: list[_Span], targets: list[_Target]
-) -> tuple[dict[int, list[_Target]], dict[int, list[_Target]], list[_Target]]:
-    """(event index -> targets, span start -> targets, targets on the answer) for one lane."""
-    on_events: dict[int, list[_Target]] = {}
-    on_spans: dict[int, list[_Target]] = {}
-    on_answer: list[_Target] = []
-    for target in targets:
-        if target.call is not None and target.call != lane.key:
-            continue
-        hits = [
-            i for i, e in lane.events if (str(e.get("stage")), str(e.get("id", ""))) in target.named
-        ]
-        if not hits:
-            hits = [i for i, e in lane.events if e.get("stage") in target.stages]
-        for i in hits:
-            on_events.setdefault(i, []).append(target)
-        for span in spans:
-            if span.start in hits:
-                on_spans.setdefault(span.start, []).append(target)
-        if (target.answer or not hits) and lane.in_actions:
-            on_answer.append(target)
-    return on_events, on_spans, on_answer
-
-
-def _violation_attrs(targets: list[_Target]) -> tuple[str, str]:
-    """(extra class, data attributes) for an element some violated messages point at."""
-    if not targets:
+def _violation_attrs(marks: Sequence[tl.Mark]) -> tuple[str, str]:
+    """(extra class, data attributes) for an element some violated verdicts point at:
+    ``data-pointed`` says whether any of them carried a pointer (else: from wording)."""
+    if not marks:
         return "", ""
-    rules = sorted({r for t in targets for r in t.rules})
-    title = "violated: " + " | ".join(dict.fromkeys(t.message for t in targets))
-    return " violation", f' data-violates="{_e(" ".join(rules))}" data-why="{_e(title)}"'
+    rules = sorted({r for m in marks for r in m.rules})
+    title = "violated: " + " | ".join(dict.fromkeys(m.message for m in marks))
+    pointed = str(any(m.pointed for m in marks)).lower()
+    return (
+        " violation",
+        f' data-violates="{_e(" ".join(rules))}" data-why="{_e(title)}" data-pointed="{pointed}"',
+    )
 
 
-def _timeline_html(path: str, case: Mapping[str, Any], targets_by_rule: list[_Target]) -> str:
-    scenario = _dict(case.get("scenario"))
-    trace = _dict(case.get("trace"))
-    lanes = _lanes(scenario, trace)
-    keys = [lane.key for lane in lanes]
-    targets = [
-        _target(next(iter(t.rules)), t.message, keys) for t in targets_by_rule
-    ]  # re-resolve the call against this trace's lanes
-    aborting = _aborting(scenario)
+def timeline_html(
+    key: str,
+    scenario: Mapping[str, Any],
+    trace: Mapping[str, Any],
+    sources: Sequence[tl.Source] = (),
+    *,
+    keys: Sequence[str] | None = None,
+) -> str:
+    """One trace as a timeline (``.timeline[data-case=key]``), marking what ``sources`` (the
+    violated verdicts) point at. ``keys``: draw only these lanes (the others are counted)."""
+    every = tl.lanes(scenario, trace)
+    shown = every if keys is None else [lane for lane in every if lane.key in keys]
+    lane_keys = [lane.key for lane in every]
+    this = tl.trace_key(trace)
+    marks = [tl.resolve(s, lane_keys) for s in sources if s.trace in (None, this)]
+    aborting = tl.aborting(scenario)
     count = len(_list(trace.get("events")))
     columns = f"grid-template-columns: var(--label) repeat({count}, var(--col)) var(--answer)"
     out = [
-        f'<div class="timeline" data-case="{_e(path)}" data-events="{count}">',
+        f'<div class="timeline" data-case="{_e(key)}" data-events="{count}">',
         f'<div class="lane ticks" style="{columns}"><div class="lane-label">call \\ event</div>',
     ]
     out += [f'<div style="grid-column: {i + 2}">{i}</div>' for i in range(count)]
     out.append(f'<div style="grid-column: {count + 2}">answer</div></div>')
-    for lane in lanes:
-        spans, rows = _layout(lane)
-        on_events, on_spans, on_answer = _violations(lane, spans, targets)
+    for lane in shown:
+        spans, rows = tl.layout(lane)
+        found = tl.hits(lane, spans, marks)
         depth = max([0, *rows.values(), *(s.depth for s in spans)]) + 1
         out.append(f'<div class="lane" data-call="{_e(lane.key)}" style="{columns}">')
         badge = ' <span class="badge abort">aborted on entry</span>' if lane.abort_before else ""
@@ -685,7 +489,7 @@ def _timeline_html(path: str, case: Mapping[str, Any], targets_by_rule: list[_Ta
         )
         for span in spans:
             end = span.end if span.end is not None else (lane.events[-1][0] if lane.events else 0)
-            extra, attrs = _violation_attrs(on_spans.get(span.start, []))
+            extra, attrs = _violation_attrs(found.spans.get(span.start, []))
             aborts = (span.stage, span.ident) in aborting
             label = f"{span.stage} {span.ident}" + (" ⊘ aborts" if aborts else "")
             closed = "" if span.end is not None else " open"
@@ -701,14 +505,14 @@ def _timeline_html(path: str, case: Mapping[str, Any], targets_by_rule: list[_Ta
             classes = ["event", _stage_class(event.get("stage"))]
             if at:
                 classes.append(f"at-{_slug(at)}")
-            glyph = _GLYPHS.get(at, "•")
+            glyph = tl.GLYPHS.get(at, "•")
             if "mutate" in event:
                 refused = event.get("raised") is True
                 classes += ["mutate", "refused" if refused else "accepted"]
                 glyph = "✎"
             elif "what" in event or "observed" in event:
                 glyph = "◉"
-            extra, attrs = _violation_attrs(on_events.get(index, []))
+            extra, attrs = _violation_attrs(found.events.get(index, []))
             mutate = f' data-mutate="{_e(event["mutate"])}"' if "mutate" in event else ""
             raised = (
                 f' data-raised="{str(event.get("raised") is True).lower()}"'
@@ -719,33 +523,35 @@ def _timeline_html(path: str, case: Mapping[str, Any], targets_by_rule: list[_Ta
                 f'<div class="{" ".join(classes)}{extra}" data-stage="{_e(event.get("stage"))}" '
                 f'data-index="{index}" data-at="{_e(at)}"{mutate}{raised}{attrs} '
                 f'style="grid-column: {index + 2}; grid-row: {rows.get(index, 0) + 1}" '
-                f'title="{_e(_event_text(index, event))}">{glyph}</div>'
+                f'title="{_e(tl.event_text(index, event))}">{glyph}</div>'
             )
         answers = lane.answers or ([] if not lane.in_actions else [(-1, None)])
         if answers:
-            extra, attrs = _violation_attrs(on_answer)
-            shown = []
-            for _, answer in answers:
-                kind, text = _answer_text(answer)
-                shown.append((kind, text))
-            kind = shown[-1][0]
-            text = " / ".join(t for _, t in shown)
+            extra, attrs = _violation_attrs(found.answer)
+            said = [tl.answer_text(answer) for _, answer in answers]
+            kind = said[-1][0]
+            text = " / ".join(t for _, t in said)
             out.append(
                 f'<div class="answer {_slug(kind)}{extra}" data-call="{_e(lane.key)}"{attrs} '
                 f'style="grid-column: {count + 2}; grid-row: 1 / {depth + 1}" '
                 f'title="{_e(text)}">{_e(text)}</div>'
             )
         out.append("</div>")
+    if len(shown) < len(every):
+        out.append(
+            f'<p class="note hidden-lanes">{len(every) - len(shown)} more call(s) of this '
+            "trace not drawn (their events are in the list below).</p>"
+        )
     others = [
         (i, a)
         for i, a in enumerate(_list(scenario.get("actions")))
         if not ({"call", "batch", "executionMode"} & set(_dict(a)))
     ]
     if others:
-        answers = _list(trace.get("actions"))
+        answers_of = _list(trace.get("actions"))
         out.append('<ul class="actions">')
         for i, action in others:
-            answer = answers[i] if i < len(answers) else None
+            answer = answers_of[i] if i < len(answers_of) else None
             out.append(
                 f'<li class="action" data-index="{i}"><code>{_e(_short(action))}</code> → '
                 f"<code>{_e(_short(answer))}</code></li>"
@@ -753,19 +559,52 @@ def _timeline_html(path: str, case: Mapping[str, Any], targets_by_rule: list[_Ta
         out.append("</ul>")
     out.append('<details class="log"><summary>events in trace order</summary><ol start="0">')
     for index, event in enumerate(_list(trace.get("events"))):
-        out.append(f"<li>{_e(_event_text(index, _dict(event)))}</li>")
+        out.append(f"<li>{_e(tl.event_text(index, _dict(event)))}</li>")
     out.append("</ol></details></div>")
     return "\n".join(out)
 
 
-def _legend() -> str:
+def legend() -> str:
+    """The timeline's key: stage colours and glyphs."""
     items = "".join(f'<span class="{_stage_class(s)}">{_e(s)}</span>' for s in STAGE_ORDER)
     return (
         f'<p class="legend">Stages in pipeline order: {items}<br>'
         "▸ enter, ◂ exit, ✕ throw, ? approval request, ! approval answer, ◉ observation, "
         "✎ mutation attempt (filled red: accepted; outlined: refused), "
-        "outlined red: what a violated message names.</p>"
+        "outlined red: what a violated verdict points at.</p>"
     )
+
+
+def _case_sources(
+    rid: str,
+    case: Mapping[str, Any] | None,
+    failures: list[dict[str, Any]],
+    path: str | None,
+    shown: list[str],
+) -> list[tl.Source]:
+    """The violated verdicts of ``rid`` as marks on its case's trace: the case's own
+    ``pointers`` (one per ``required`` message), else the pointers of the report's failures
+    with that case, else -- the wording fallback -- the messages shown."""
+    if case is not None:
+        key = tl.trace_key(case.get("trace"))
+        required = [str(m) for m in _list(case.get("required"))]
+        given = _list(case.get("pointers"))
+        if given and len(given) == len(required):
+            out = []
+            for message, raw in zip(required, given, strict=True):
+                pointer = Pointer.from_json(raw)
+                said = f"{pointer.subject}: {message}" if pointer.subject else message
+                out.append(tl.Source(rid, said, pointer, key))
+            return out
+        out = []
+        for f in failures:
+            if path is None or f.get("counterexample") != path:
+                continue
+            for raw in _list(f.get("pointers")):
+                out.append(tl.Source(rid, str(f.get("message")), Pointer.from_json(raw), key))
+        if any(s.pointed for s in out):
+            return out
+    return [tl.Source(rid, message) for message in shown]
 
 
 def _finding_html(
@@ -811,7 +650,7 @@ def _finding_html(
     for rule in finding.rules:
         out += _expectation_html(str(rule.get("id")), _expect_entry(rule, expected))
     # the messages violated, per rule: the case's `required`, else the report's failures
-    targets: list[_Target] = []
+    sources: list[tl.Source] = []
     out.append('<h4>Violated</h4><ul class="messages">')
     for rule in finding.rules:
         rid = str(rule.get("id"))
@@ -820,9 +659,10 @@ def _finding_html(
         failures = [_dict(f) for f in _list(rule.get("failures"))]
         mine = [str(f.get("message")) for f in failures if path and f.get("counterexample") == path]
         required = [str(m) for m in _list((case or {}).get("required"))]
-        for message in mine or required or [str(f.get("message")) for f in failures[:1]]:
+        said = mine or required or [str(f.get("message")) for f in failures[:1]]
+        for message in said:
             out.append(f"<li>{_e(rid)}: {_e(message)}</li>")
-            targets.append(_Target({rid}, message, None, [], set(), False))
+        sources += _case_sources(rid, case, failures, path, said)
         rest = len(failures) - len(mine)
         if rest > 0:
             out.append(
@@ -862,7 +702,7 @@ def _finding_html(
         out.append(f"<h4>Counterexample {name}</h4>")
         if description:
             out.append(f'<p class="description">{_e(description)}</p>')
-        out.append(_timeline_html(path, case, targets))
+        out.append(timeline_html(path, _dict(case.get("scenario")), trace, sources))
     if not finding.paths:
         out.append('<p class="note">No counterexample was saved for this finding.</p>')
     out.append("</section>")
@@ -985,7 +825,7 @@ def report_html(
             f"{promised}, and any error or timeout: rules whose counterexample is the same "
             "scenario, or whose written finding quotes the same evidence, are one finding.</p>"
         )
-        body.append(_legend())
+        body.append(legend())
     else:
         body.append(f"<p>No failing rule: {promised} hold.</p>")
     for number, finding in enumerate(findings, 1):
@@ -1019,7 +859,7 @@ def report_html(
             "run non-conformant.</p>"
         )
         if not findings:
-            body.append(_legend())
+            body.append(legend())
     for number, finding in enumerate(differences, 1):
         body += _finding_html(
             number,

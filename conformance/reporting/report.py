@@ -17,6 +17,7 @@ from typing import Any
 
 from conformance.core.adapter import AdapterInfo
 from conformance.core.contract import Contract
+from conformance.core.outcomes import Pointer
 from conformance.core.runner import Failure, RuleOutcome, RunResult
 from conformance.reporting.expectations import ASSESSMENTS
 from conformance.vocab import FAILING, NOT_RUN, Status
@@ -386,6 +387,7 @@ def result_from_json(document: dict[str, Any]) -> RunResult:
                     f.get("category"),
                     f.get("clause"),
                     f.get("why"),
+                    [Pointer.from_json(p) for p in f.get("pointers", [])],
                 )
             )
         outcome.clauses = list(rule["clauses"]) if "clauses" in rule else None

@@ -13,11 +13,17 @@ Predicates compute what the spec requires from the scenario and the events
 the kit's own scripted callables recorded -- never by asking an
 implementation -- and never depend on message wording, listener bookkeeping or
 timing the spec leaves open.
+
+A failing verdict also *points* at what it rests on: the call id it is about (``call``)
+and the positions in ``trace["events"]`` that show the violation (``events``). The
+runner keeps them per failure (``report.json``, the counterexample case) and the report's
+timeline highlights exactly those; a verdict without pointers is highlighted from its
+wording, a fallback that goes once every predicate fills them (issue 24).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +56,15 @@ class Verdict:
     #: Which of the rule's named clauses (``Rule.clauses``) this verdict judges; None: the
     #: rule as a whole. A rule set or a contract may select a rule for some clauses only.
     clause: str | None = None
+    #: The call id the verdict is about (a lane of the timeline), when it is about one call.
+    call: str | None = None
+    #: The indices in ``trace["events"]`` the verdict rests on (what the timeline marks).
+    events: tuple[int, ...] = ()
+
+    @property
+    def points(self) -> bool:
+        """Whether the verdict carries a pointer (a call or an event index)."""
+        return self.call is not None or bool(self.events)
 
 
 Check = Callable[[View], Iterator[Verdict]]
@@ -115,13 +130,44 @@ def ok(subject: str) -> Verdict:
     return Verdict(True, subject)
 
 
-def fail(subject: str, message: str) -> Verdict:
-    return Verdict(False, subject, message)
+def fail(
+    subject: str,
+    message: str,
+    *,
+    clause: str | None = None,
+    call: str | None = None,
+    events: Iterable[int] = (),
+) -> Verdict:
+    """A failure saying ``message``, pointing at ``call`` and the trace ``events`` it rests
+    on (see :func:`require`)."""
+    return Verdict(False, subject, message, clause, call, _indices(events))
 
 
-def require(condition: bool, subject: str, message: str, clause: str | None = None) -> Verdict:
+def require(
+    condition: bool,
+    subject: str,
+    message: str,
+    clause: str | None = None,
+    *,
+    call: str | None = None,
+    events: Iterable[int] = (),
+) -> Verdict:
     """One verdict: ok when ``condition`` holds, else a failure saying ``message``; ``clause``
-    names the clause of its rule it judges (``Rule.clauses``), None the rule as a whole."""
+    names the clause of its rule it judges (``Rule.clauses``), None the rule as a whole.
+
+    ``call`` (the call id the verdict is about) and ``events`` (indices in
+    ``trace["events"]``: what shows the violation) are the failure's pointers: the report's
+    timeline marks exactly them. An ok verdict keeps none.
+    """
     if condition:
         return Verdict(True, subject, clause=clause)
-    return Verdict(False, subject, message, clause)
+    return Verdict(False, subject, message, clause, call, _indices(events))
+
+
+def _indices(events: Iterable[int]) -> tuple[int, ...]:
+    """Event indices, ascending and each once; a negative or non-integer one is a kit bug."""
+    given = list(events)
+    for index in given:
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise ValueError(f"an event pointer is an index into trace['events'], not {index!r}")
+    return tuple(sorted(set(given)))

@@ -1,0 +1,178 @@
+"""A failing verdict's pointers (the call, the trace event indices) reach every report.
+
+``Verdict.call`` and ``Verdict.events`` go from ``require()``/``fail()`` through the runner
+into each failure (``report.json``, schema-valid), the counterexample case, ``render`` and
+the report page's timeline, which marks exactly the events they name -- not what the
+message's wording would suggest.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conformance.adapters.reference import ReferenceAdapter
+from conformance.core.model import View
+from conformance.core.outcomes import Pointer
+from conformance.core.rules import RULES, Rule, Verdict
+from conformance.core.rules._base import fail, require
+from conformance.core.runner import run_suite
+from conformance.core.scenario import validate
+from conformance.reporting.html import load_cases, report_html
+from conformance.reporting.report import report_json, result_from_json
+from tests.kit.test_html import parse, self_contained
+
+
+def test_require_and_fail_carry_pointers() -> None:
+    bad = require(False, "c1", "the body ran", "x", call="c1", events=[4, 2, 4])
+    assert (bad.call, bad.events, bad.clause, bad.points) == ("c1", (2, 4), "x", True)
+    assert require(True, "c1", "unused", call="c1", events=[1]) == Verdict(True, "c1")
+    assert fail("c1", "m", events=[0]).events == (0,) and fail("c1", "m").points is False
+    assert fail("c2", "m", clause="once", call="c2").clause == "once"
+    for wrong in (-1, True, "3"):
+        with pytest.raises(ValueError, match="index into trace"):
+            fail("c1", "m", events=[wrong])  # type: ignore[list-item]
+
+
+def _pointing_check(view: View) -> Iterator[Verdict]:
+    """A stand-in predicate: every call fails, pointing at its first event by index, with a
+    message whose wording names another stage (a guard) than the one pointed at."""
+    for call in view.calls:
+        first = next(
+            (i for i, e in enumerate(view.trace["events"]) if e.get("call") == call.id), None
+        )
+        events = [] if first is None else [first]
+        yield fail(call.id, "guard 'nowhere' objected", call=call.id, events=events)
+
+
+@pytest.fixture
+def pointing_rule(monkeypatch: pytest.MonkeyPatch) -> str:
+    rule = RULES["PRE-2"]
+    monkeypatch.setitem(RULES, "PRE-2", Rule(rule.id, rule.title, _pointing_check))
+    return "PRE-2"
+
+
+def test_the_runner_keeps_pointers_per_failure_and_in_the_case(
+    pointing_rule: str, tmp_path: Path
+) -> None:
+    result = run_suite(
+        ReferenceAdapter(), profile="quick", rules=pointing_rule, report_dir=tmp_path, jobs=1
+    )
+    (outcome,) = result.rules
+    assert outcome.failures, "the stand-in predicate fails every call"
+    for failure in outcome.failures:
+        assert failure.pointers, failure
+        assert all(p.call is not None and len(p.events) <= 1 for p in failure.pointers)
+    document = report_json(result)
+    validate(document, "report", "report.json")
+    failures = document["rules"][0]["failures"]
+    assert all(f["pointers"][0].keys() == {"subject", "call", "events"} for f in failures)
+    # render reads them back
+    again = result_from_json(json.loads(json.dumps(document)))
+    assert again.rules[0].failures[0].pointers == outcome.failures[0].pointers
+    # the case: one pointer per message of `required`, indexing its own trace
+    case = json.loads(Path(str(outcome.failures[0].counterexample)).read_text())
+    assert len(case["pointers"]) == len(case["required"])
+    for pointer in case["pointers"]:
+        for index in pointer["events"]:
+            assert case["trace"]["events"][index]["call"] == pointer["call"]
+
+
+def test_a_failure_without_pointers_has_no_pointers_key(tmp_path: Path) -> None:
+    result = run_suite(ReferenceAdapter(), profile="quick", rules="PRE-2", jobs=1)
+    document = report_json(result)
+    assert all("pointers" not in f for r in document["rules"] for f in r["failures"])
+    from conformance.core.outcomes import pointers
+
+    assert pointers([Verdict(False, "c1", "m")]) == []
+    mixed = pointers([Verdict(False, "c1", "m"), Verdict(False, "c2", "m", None, "c2", (3,))])
+    assert mixed == [Pointer("c1"), Pointer("c2", "c2", (3,))]  # aligned with the verdicts
+
+
+def test_a_schema_refuses_a_malformed_pointer() -> None:
+    from conformance.core.scenario import FixtureError
+    from tests.kit.test_report import synthetic
+
+    document = report_json(synthetic())
+    failure = document["rules"][1]["failures"][0]
+    failure["pointers"] = [{"subject": "c1", "call": "c1", "events": [-1]}]
+    with pytest.raises(FixtureError):
+        validate(document, "report", "report.json")
+    failure["pointers"] = [{"subject": "c1", "call": "c1", "events": [2]}]
+    validate(document, "report", "report.json")
+
+
+def _page(case: dict[str, object], tmp_path: Path, failure: dict[str, object]) -> str:
+    from tests.kit.test_report import synthetic
+
+    path = tmp_path / "PRE-2.json"
+    path.write_text(json.dumps(case), encoding="utf-8")
+    document = report_json(synthetic())
+    document["rules"] = [r for r in document["rules"] if r["id"] == "PRE-2"]
+    document["rules"][0]["failures"] = [{**failure, "counterexample": str(path)}]
+    files = load_cases(document, None, [tmp_path], tmp_path)
+    return report_html(document, None, files.cases, links=files.links)
+
+
+def _case(pointers: list[dict[str, object]] | None) -> dict[str, object]:
+    events = [
+        {"stage": "guard", "at": "enter", "call": "c1", "id": "g"},
+        {"stage": "guard", "at": "exit", "call": "c1", "id": "g"},
+        {"stage": "body", "at": "enter", "call": "c1", "id": "t"},
+        {"stage": "body", "at": "exit", "call": "c1", "id": "t"},
+        {"stage": "body", "at": "enter", "call": "c2", "id": "t"},
+        {"stage": "body", "at": "exit", "call": "c2", "id": "t"},
+    ]
+    calls = [{"call": {"callId": c, "name": "t", "arguments": {}}} for c in ("c1", "c2")]
+    case: dict[str, object] = {
+        "rule": "PRE-2",
+        "required": ["guard 'g' objected but the body ran"],
+        "scenario": {"id": "generated/PRE-2", "actions": calls},
+        "trace": {
+            "registrations": [],
+            "actions": [{"result": {}}, {"result": {}}],
+            "events": events,
+        },
+    }
+    if pointers is not None:
+        case["pointers"] = pointers
+    return case
+
+
+def _marked(page: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """(call, event index) of every marked event, and the calls whose answer is marked."""
+    tree = parse(page)
+    self_contained(tree)
+    events, answers = [], []
+    for lane in tree.root.all("lane"):
+        for node in lane.all("violation"):
+            if "event" in node.classes:
+                events.append((lane.attrs["data-call"], node.attrs["data-index"]))
+            elif "answer" in node.classes:
+                answers.append(lane.attrs["data-call"])
+    return events, answers
+
+
+def test_the_timeline_marks_what_the_pointers_name_not_the_wording(tmp_path: Path) -> None:
+    failure = {"kind": "fail", "message": "c1: guard 'g' objected but the body ran"}
+    failure["scenario"] = "generated/PRE-2"
+    # the wording names guard 'g' and the body of c1: the fallback marks those
+    guessed, _ = _marked(_page(_case(None), tmp_path, failure))
+    assert ("c1", "0") in guessed and ("c2", "4") not in guessed
+    # a pointer at c2's body (index 4) marks exactly that, whatever the message says
+    pointed = [{"subject": "c2", "call": "c2", "events": [4]}]
+    events, answers = _marked(_page(_case(pointed), tmp_path, failure))
+    assert (events, answers) == ([("c2", "4")], [])
+    assert 'data-pointed="true"' in _page(_case(pointed), tmp_path, failure)
+    # a pointer at a call and no event marks that call's answer
+    events, answers = _marked(
+        _page(_case([{"subject": "c1", "call": "c1", "events": []}]), tmp_path, failure)
+    )
+    assert (events, answers) == ([], ["c1"])
+    # the report's failure pointers serve when the case has none
+    failure_pointed = {**failure, "pointers": [{"subject": "c1", "call": "c1", "events": [3]}]}
+    events, _ = _marked(_page(_case(None), tmp_path, failure_pointed))
+    assert events == [("c1", "3")]
