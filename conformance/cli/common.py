@@ -94,6 +94,8 @@ def load(args: argparse.Namespace, spec: str | None = None) -> Adapter:
     spec = spec if spec is not None else str(args.adapter)
     deadline = getattr(args, "deadline", None)
     check_deadline(deadline)
+    if spec.startswith("mutant:"):
+        return _mutant(spec.removeprefix("mutant:"))
     if spec.startswith("python:") and "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))  # let python:module:factory name a module in cwd
     adapter = load_adapter(
@@ -110,6 +112,18 @@ def load(args: argparse.Namespace, spec: str | None = None) -> Adapter:
         close_adapter(adapter)
         raise AdapterError(f"adapter {spec!r} failed to describe itself: {e}") from e
     return adapter
+
+
+def _mutant(name: str) -> Adapter:
+    """``mutant:NAME``: a known-bad registry of the bundled catalogue (what ``explain`` and
+    the spec site replay their failing traces on)."""
+    from conformance.adapters.reference.mutants import CATALOGUE
+
+    if name not in CATALOGUE:
+        near = [n for n in CATALOGUE if name and (name in n or n.endswith(name))][:5]
+        hint = f" (did you mean {', '.join(near)}?)" if near else ""
+        raise AdapterError(f"mutant:{name}: no such mutant in the catalogue{hint}")
+    return CATALOGUE[name].build()
 
 
 def close_adapter(adapter: Adapter) -> None:

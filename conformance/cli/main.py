@@ -187,6 +187,18 @@ def _parser() -> argparse.ArgumentParser:
     rules.add_argument(
         "--rules", help="only these (as run --rules: IDs, globs, ID:clause+clause, a named set)"
     )
+    explain = sub.add_parser(
+        "explain",
+        help="a rule's SPEC text, each fixture on the reference and on a mutant that breaks it",
+    )
+    explain.add_argument("rule", metavar="RULE", help="a rule ID, e.g. PRE-3")
+    explain.add_argument(
+        "--all",
+        action="store_true",
+        help="every fixture that names the rule (default: its own, plus one of another rule "
+        "when none of its own shows a mutant breaking it)",
+    )
+    explain.add_argument("--spec", metavar="FILE", help="SPEC.md (default: the checkout's)")
     _add_selftest(sub, list(PROFILES))
 
     from conformance.cli.http import add_commands as add_http_commands
@@ -250,6 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _publish(args, sys.stdout, sys.stderr)
         if args.command == "compare":
             return _compare(args, sys.stdout)
+        if args.command == "explain":
+            return _explain(args, sys.stdout)
         if args.command in ("serve", "fuzz-protocol"):
             from conformance.cli.http import main as http_main
 
@@ -803,6 +817,27 @@ def _rules(args: argparse.Namespace, out: TextIO) -> int:
         f"\n{len(selected)} rules: {tested} with a predicate, {len(selected) - tested} untested",
         file=out,
     )
+    return EXIT_OK
+
+
+# -------------------------------------------------------------------- explain
+
+
+def _explain(args: argparse.Namespace, out: TextIO) -> int:
+    from conformance.core.rules import RULES
+    from conformance.reporting.teach import explain_text, spec_sections
+
+    rule_id = str(args.rule)
+    if rule_id not in RULES:
+        known = ", ".join(sorted(RULES))
+        raise UsageError(f"explain: {rule_id!r} is not a rule ID of SPEC.md (one of {known})")
+    spec = None
+    if args.spec is not None:
+        path = Path(args.spec)
+        if not path.is_file():
+            raise UsageError(f"explain: --spec {args.spec}: no such file")
+        spec = spec_sections(path)
+    out.write(explain_text(rule_id, every=args.all, spec=spec))
     return EXIT_OK
 
 

@@ -362,9 +362,10 @@ def text_timeline(
     trace: Mapping[str, Any],
     sources: Sequence[Source] = (),
     *,
-    limit: int = 6,
-    width: int = 34,
+    limit: int = 4,
+    width: int | None = None,
     keys: Sequence[str] | None = None,
+    indent: str = "    ",
 ) -> list[str]:
     """The trace as text: one column (lane) per call, one row per event in trace order
     (depth shown by indentation), the answers last; ``✗`` before what the violated
@@ -378,7 +379,9 @@ def text_timeline(
     else:
         shown, hidden = focus(every, marks, limit)
     if not shown:
-        return ["  (no call and no event)"]
+        return [f"{indent}(no call and no event)"]
+    if width is None:  # about 96 columns in all, 28 to 60 per lane
+        width = max(28, min(60, 88 // len(shown) - 2))
     columns: list[dict[int, str]] = []
     answers: list[str] = []
     for lane in shown:
@@ -396,16 +399,15 @@ def text_timeline(
     ]
     indices = sorted({i for cells in columns for i in cells})
     number = max(2, len(str(indices[-1])) if indices else 1)
-    out = ["  " + " " * number + "  " + "  ".join(_pad(label, width) for label in labels)]
+    blank = indent + " " * number + "  "
+    out = [blank + "  ".join(_pad(label, width) for label in labels)]
     for i in indices:
         row = [_pad(_clip(cells.get(i, ""), width), width) for cells in columns]
-        out.append(f"  {i:>{number}}  " + "  ".join(row))
-    out.append(
-        "  " + " " * number + "  " + "  ".join(_pad(_clip(a, width), width) for a in answers)
-    )
+        out.append(f"{indent}{i:>{number}}  " + "  ".join(row))
+    out.append(blank + "  ".join(_pad(_clip(a, width), width) for a in answers))
     out = [line.rstrip() for line in out]
     if hidden:
-        out.append(f"  ({hidden} more call(s) not shown)")
+        out.append(f"{indent}({hidden} more call(s) not shown)")
     return out
 
 
@@ -417,11 +419,11 @@ def _cell(event: Mapping[str, Any], depth: int, marked: bool) -> str:
     elif "what" in event or "observed" in event:
         glyph = "◉"
     text = f"{glyph} {event.get('stage')} {event.get('id', '')}".rstrip()
-    details = _details(event, 40)
-    if at in ("exit", "answer") and event.get("returned") is None:
-        details = [d for d in details if not d.startswith("returned ")]
+    details = [d for d in _details(event, 40) if not d.startswith("returned ")]
+    if event.get("returned") is not None:
+        details.insert(0, f"→ {short(event['returned'], 40)}")
     if details:
-        text += ": " + "; ".join(details)
+        text += " " + "; ".join(details)
     return ("✗ " if marked else "") + "  " * depth + text
 
 
