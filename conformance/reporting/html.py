@@ -72,6 +72,7 @@ __all__ = [
     "CaseFiles",
     "comparison_html",
     "escape_text",
+    "finding_anchors",
     "legend",
     "load_cases",
     "page",
@@ -460,9 +461,11 @@ def timeline_html(
     sources: Sequence[tl.Source] = (),
     *,
     keys: Sequence[str] | None = None,
+    log: bool = True,
 ) -> str:
     """One trace as a timeline (``.timeline[data-case=key]``), marking what ``sources`` (the
-    violated verdicts) point at. ``keys``: draw only these lanes (the others are counted)."""
+    violated verdicts) point at. ``keys``: draw only these lanes (the others are counted);
+    ``log``: add the list of every event in trace order (each event's title says the same)."""
     every = tl.lanes(scenario, trace)
     shown = every if keys is None else [lane for lane in every if lane.key in keys]
     lane_keys = [lane.key for lane in every]
@@ -540,7 +543,7 @@ def timeline_html(
     if len(shown) < len(every):
         out.append(
             f'<p class="note hidden-lanes">{len(every) - len(shown)} more call(s) of this '
-            "trace not drawn (their events are in the list below).</p>"
+            "trace not drawn.</p>"
         )
     others = [
         (i, a)
@@ -557,10 +560,12 @@ def timeline_html(
                 f"<code>{_e(_short(answer))}</code></li>"
             )
         out.append("</ul>")
-    out.append('<details class="log"><summary>events in trace order</summary><ol start="0">')
-    for index, event in enumerate(_list(trace.get("events"))):
-        out.append(f"<li>{_e(tl.event_text(index, _dict(event)))}</li>")
-    out.append("</ol></details></div>")
+    if log:
+        out.append('<details class="log"><summary>events in trace order</summary><ol start="0">')
+        for index, event in enumerate(_list(trace.get("events"))):
+            out.append(f"<li>{_e(tl.event_text(index, _dict(event)))}</li>")
+        out.append("</ol></details>")
+    out.append("</div>")
     return "\n".join(out)
 
 
@@ -723,6 +728,42 @@ def _failing(status: object, profile: str) -> bool:
         return True  # a status the kit does not know: never hide it
 
 
+def _sections(
+    rules: list[dict[str, Any]],
+    written: Mapping[str, Any],
+    cases: Mapping[str, Mapping[str, Any]],
+) -> tuple[list[_Finding], list[_Finding], dict[str, Any]]:
+    """(the defects' findings, the differences' findings, the written entries of the
+    differences) as the page numbers them."""
+    findings = _findings(_views(rules, False), written, cases)
+    differing_views = _views(rules, True)
+    own = {str(r.get("id")) for r in differing_views if r.get("status") == Status.DIFFERENCE}
+    written_differences = {rid: e for rid, e in written.items() if rid in own}
+    differences = _findings(differing_views, written_differences, cases)
+    return findings, differences, written_differences
+
+
+def _numbers(findings: Sequence[_Finding]) -> dict[str, int]:
+    return {str(r.get("id")): n for n, f in enumerate(findings, 1) for r in f.rules}
+
+
+def finding_anchors(
+    document: Mapping[str, Any],
+    expect: Mapping[str, Any] | None,
+    cases: Mapping[str, Mapping[str, Any]],
+) -> dict[str, list[str]]:
+    """Rule ID -> the anchors of its cards on the report page (``finding-N`` in the
+    defects, ``difference-N`` in the differences): what another page links to."""
+    written = _dict(expect.get("expected")) if expect is not None else {}
+    findings, differences, _ = _sections(_rules_of(document), written, cases)
+    out: dict[str, list[str]] = {}
+    for rid, n in _numbers(findings).items():
+        out.setdefault(rid, []).append(f"finding-{n}")
+    for rid, n in _numbers(differences).items():
+        out.setdefault(rid, []).append(f"difference-{n}")
+    return out
+
+
 def report_html(
     document: dict[str, Any],
     expect: dict[str, Any] | None,
@@ -811,7 +852,7 @@ def report_html(
     body.append("</table>")
 
     written = expected if expected is not None else {}
-    findings = _findings(_views(rules, False), written, files.cases)
+    findings, differences, written_differences = _sections(rules, written, files.cases)
     contract = _dict(document.get("contract"))
     body += ["<h2>Defects</h2>"]
     if contract:
@@ -832,10 +873,6 @@ def report_html(
         body += _finding_html(number, finding, expected, files)
 
     # the differences: failures of what the contract does not promise, never a defect
-    differing_views = _views(rules, True)
-    own = {str(r.get("id")) for r in differing_views if r.get("status") == Status.DIFFERENCE}
-    written_differences = {rid: e for rid, e in written.items() if rid in own}
-    differences = _findings(differing_views, written_differences, files.cases)
     body.append('<h2 id="differences">Differences from DSH</h2>')
     if not contract:
         body.append(
@@ -873,8 +910,7 @@ def report_html(
         body.append(", ".join(f"<code>{_e(p)}</code> ({_e(w)})" for p, w in files.missing.items()))
         body.append("</p>")
 
-    finding_of = {str(r.get("id")): n for n, f in enumerate(findings, 1) for r in f.rules}
-    difference_of = {str(r.get("id")): n for n, f in enumerate(differences, 1) for r in f.rules}
+    finding_of, difference_of = _numbers(findings), _numbers(differences)
     body += [
         "<h2>Rules</h2>",
         '<p><label><input type="checkbox" id="only-failing"> only rules with a finding '
