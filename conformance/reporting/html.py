@@ -564,8 +564,9 @@ def timeline_html(
         out.append('<details class="log"><summary>events in trace order</summary><ol start="0">')
         for index, event in enumerate(_list(trace.get("events"))):
             out.append(f"<li>{_e(tl.event_text(index, _dict(event)))}</li>")
-        out.append("</ol></details>")
-    out.append("</div>")
+        out.append("</ol></details></div>")
+    else:
+        out.append("</div>")
     return "\n".join(out)
 
 

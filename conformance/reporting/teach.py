@@ -370,7 +370,11 @@ def replay_commands(path: str, mutant: str | None, rule_id: str | None = None) -
 
 def _wrap(text: str, indent: str = "  ", width: int = 92) -> list[str]:
     return textwrap.wrap(
-        " ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent
+        " ".join(text.split()),
+        width,
+        initial_indent=indent,
+        subsequent_indent=indent,
+        break_on_hyphens=False,
     ) or [indent.rstrip()]
 
 
@@ -427,7 +431,9 @@ def explain_text(
             out += [*_wrap(paragraph), ""]
         for paragraph in section.notes:
             out += [*_wrap(paragraph), ""]
-        out += [f"Checked: {section.checked}"]
+        out += textwrap.wrap(
+            f"Checked: {section.checked}", 92, subsequent_indent="  ", break_on_hyphens=False
+        )
     if rule.check is None:
         out += ["", f"{rule_id} has no predicate: {rule.untested or 'not black-box checkable'}"]
         out += ["(no mutant can break a rule the kit cannot judge)"]
@@ -442,16 +448,16 @@ def explain_text(
             chosen += [lesson for lesson in shown if not lesson.own and lesson.failing][:1]
         chosen = chosen or shown[:1]
     left = len(shown) - len(chosen)
-    for number, lesson in enumerate(chosen, 1):
-        out += _lesson_text(rule_id, lesson, number, len(chosen))
+    for lesson in chosen:
+        out += _lesson_text(rule_id, lesson)
     if left:
         out += ["", f"{left} more fixture(s) name {rule_id}: explain {rule_id} --all shows them."]
     return "\n".join(out) + "\n"
 
 
-def _lesson_text(rule_id: str, lesson: Lesson, number: int, total: int) -> list[str]:
+def _lesson_text(rule_id: str, lesson: Lesson) -> list[str]:
     origin = "" if lesson.own else " (a fixture of another rule that names it)"
-    out = ["", f"Fixture {number} of {total}: {lesson.name}{origin}"]
+    out = ["", f"Fixture {lesson.name}{origin}"]
     description = lesson.fixture.get("description")
     if description:
         out += _wrap(str(description))

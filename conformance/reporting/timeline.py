@@ -369,7 +369,8 @@ def text_timeline(
 ) -> list[str]:
     """The trace as text: one column (lane) per call, one row per event in trace order
     (depth shown by indentation), the answers last; ``✗`` before what the violated
-    ``sources`` mark. At most ``limit`` lanes (the marked ones first), or exactly the lanes
+    ``sources`` mark, ``⊘`` after the entry of a scripted callable that aborts the
+    caller's signal. At most ``limit`` lanes (the marked ones first), or exactly the lanes
     ``keys`` names (another trace's: its passing twin shows the same calls)."""
     every = lanes(scenario, trace)
     marks = [resolve(s, [lane.key for lane in every]) for s in sources]
@@ -384,12 +385,16 @@ def text_timeline(
         width = max(28, min(60, 88 // len(shown) - 2))
     columns: list[dict[int, str]] = []
     answers: list[str] = []
+    aborts = aborting(scenario)
     for lane in shown:
         spans, rows = layout(lane)
         found = hits(lane, spans, marks)
         cells = {}
         for index, event in lane.events:
-            cells[index] = _cell(event, rows.get(index, 0), index in found.events)
+            text = _cell(event, rows.get(index, 0), index in found.events)
+            if event.get("at") == "enter" and (event.get("stage"), event.get("id")) in aborts:
+                text += " ⊘ aborts the signal"
+            cells[index] = text
         columns.append(cells)
         said = [answer_text(a)[1] for _, a in lane.answers] or ["-"]
         answers.append(("✗ " if found.answer else "") + "⇒ " + " / ".join(said))

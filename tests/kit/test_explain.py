@@ -40,7 +40,7 @@ def test_explain_shows_the_rule_its_fixture_on_both_sides_and_the_replays(
     assert "An `ask` decision when no approval capability is available MUST become a" in out
     assert 'Rationale:\n  `ask` means "a person must agree".' in out
     assert "Latitude:\n  none beyond what the rule's own words leave open." in out
-    assert "Fixture 1 of 1: rules/PRE-3/ask-without-approval-service" in out
+    assert "\nFixture rules/PRE-3/ask-without-approval-service\n" in out
     reference, mutant = out.split("On the reference: ", 1)[1].split("On mutant ", 1)
     assert reference.startswith("PRE-3 holds") and "✗" not in reference
     assert mutant.startswith("pre.ask-without-service-allows: PRE-3 FAILS")
