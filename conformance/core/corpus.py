@@ -25,6 +25,7 @@ Rules of this file:
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -56,8 +57,11 @@ class Entry:
         return self.source.startswith(ALWAYS)
 
     def as_fixture(self) -> dict[str, Any]:
-        """The scenario as the runner runs a fixture: its targets are its ``rules``."""
-        return {**self.scenario, "rules": list(self.targets)}
+        """The scenario as the runner runs a fixture: its targets are its ``rules``. A fresh
+        copy every time: an implementation may write into the objects a scenario hands it
+        (a registry whose schemas are live views of its definitions), and one corpus serves
+        many runs in one process (selftest's entries)."""
+        return {**copy.deepcopy(dict(self.scenario)), "rules": list(self.targets)}
 
 
 @dataclass(frozen=True)

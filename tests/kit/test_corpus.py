@@ -118,3 +118,15 @@ def test_selftest_replays_the_references_corpus() -> None:
         result = run_selftest(mutants=chosen, variants={}, coverage=False, corpus=True)
     assert result.ok, [r.why() for r in result.survivors + result.false_positives]
     assert [r.kind for r in result.baseline] == ["reference"]
+
+
+def test_a_replay_hands_each_run_its_own_copy_of_a_scenario(corpus_file: Path) -> None:
+    """One corpus serves many runs in one process: what a run writes into the scenario it was
+    handed (a registry whose schemas are live views of the scenario's own objects) must not
+    reach the next run."""
+    entry = read_corpus(corpus_file).entries[0]
+    first = entry.as_fixture()
+    first["tools"] = "written by a run"
+    first.setdefault("actions", []).append({"written": True})
+    assert entry.as_fixture() == {**entry.scenario, "rules": list(entry.targets)}
+    assert entry.as_fixture()["tools"] != "written by a run"
