@@ -17,7 +17,7 @@ import { Context, Service } from '@deepseek-ai/cordis'
 import { CodeRuntime } from '@deepseek-ai/dsh-code-runtime'
 import { createScope } from '@deepseek-ai/dsh-scope'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
-import { TOOL_RUNTIME_SCHEDULER, ToolRuntime } from '@deepseek-ai/dsh-tools'
+import { ToolRuntime } from '@deepseek-ai/dsh-tools'
 
 import { attemptWrite, Binding, decode, jsonable, runProgram, ScriptError, Session } from '@toolreg/interpreter'
 import { Inexpressible } from '@toolreg/interpreter/stdio'
@@ -43,7 +43,37 @@ const TimeoutPolicy = await import('@deepseek-ai/dsh-tool-call-timeout-policy').
   throw e
 })
 
-/** Every optional capability of the kit is expressible on dsh-tools (see README.md, "Mapping"). */
+/**
+ * The kit's optional capabilities this harness declares, each mapped onto dsh-tools' own
+ * mechanism (README.md, "Mapping"; line numbers are lib/index.js of 0.1.0-rc.8, rc.7's is
+ * the same file, rc.6's is 7 lines shorter from line 1294 on):
+ *
+ * - pre-execute: the Cordis waterfall `tools/pre-execute` (`this.ctx.waterfall(carrier,
+ *   "tools/pre-execute", exec, ...)`, :3105); decisions are handed to it as the scenario
+ *   writes them (dsh-tools' PreToolDecision is the spec's vocabulary), malformed ones too.
+ * - guards: `ctx.tools.guard(guard)` (consulted by `guardReason`, :2536 and :3116).
+ * - wrappers: the Cordis waterfall `tools/execute` (:3202); `replaceSignal` assigns the
+ *   ToolDispatchExecution's `signal`, as upstream's types allow a wrapper to.
+ * - post-execute: the Cordis waterfall `tools/post-execute` (`postExecute`, :3367).
+ * - finalizer: the definition's `finalizeContent` (`applyFinalContent`, :3263).
+ * - observers: the `tools/result` emit (`notifyResult`, :3273), upstream's one per-result
+ *   notification, fired for every published result (denials included).
+ * - classifier: `ctx.tools.executionMode(input)` (:2940) over the definition's
+ *   `isConcurrencySafe`.
+ * - agentless-calls, scopes: `ctx.tools.execute(input)` with or without `agent`; an agent
+ *   scope is `createScope(ctx, agent)` of `@deepseek-ai/dsh-scope`.
+ * - approval: the seam dsh-tools reads with `ctx.get('approval')` (`serviceAsk`, :3303),
+ *   filled by a scripted Service named `approval` (the answers are the scenario's).
+ * - code-mode: ToolRuntime's `mode` config and the `ctx.codeRuntime` seam (a scripted
+ *   CodeRuntime); the bridge, the SDK bindings and `tools/code-dispatch-log` are upstream's.
+ * - nested-calls: a composite body calls `ctx.tools.execute({..., parent: exec.token})`
+ *   and forwards the nested result as ToolRunContext documents it.
+ * - presentation, registry-mutation: the definition's presenters; `register()` and its
+ *   disposer, `schemas()`.
+ * - timeout-policy: the `@deepseek-ai/dsh-tool-call-timeout-policy` plugin.
+ *
+ * Not declared (see MISSING): `scheduler`, and `timeout-policy` for a release without it.
+ */
 export const CAPABILITIES = [
   'pre-execute',
   'guards',
@@ -58,19 +88,33 @@ export const CAPABILITIES = [
   'nested-calls',
   'presentation',
   'registry-mutation',
-  'scheduler',
   'scopes',
   ...(TimeoutPolicy ? ['timeout-policy'] : []),
 ]
 
+/**
+ * dsh-tools has no batch driver: the one upstream ships is `executeToolCalls` of
+ * `@deepseek-ai/dsh-agent-loop`, which that package does not export (its entry exports
+ * the AgentLoop service only) and which runs only inside a full agent loop (an LLM
+ * runtime, a session store). A driver written here would be the harness's scheduling,
+ * not upstream's, so batches are not run.
+ */
+const NO_SCHEDULER =
+  'dsh-tools has no batch driver of its own: the agent loop\'s (executeToolCalls of ' +
+  '@deepseek-ai/dsh-agent-loop) is not exported, and one written in the harness would judge ' +
+  "the harness's scheduling, not upstream's"
+
 /** Capabilities this harness cannot express, with the reason. */
-export const MISSING = TimeoutPolicy
-  ? {}
-  : {
-      'timeout-policy':
-        `@deepseek-ai/dsh-tool-call-timeout-policy has no release for dsh-tools ${UPSTREAM.version} ` +
-        '(npm: 0.0.1-rc.3 for dsh-tools 0.0.x, then 0.1.0-rc.8, which peers on dsh-tools ^0.1.0-rc.8)',
-    }
+export const MISSING = {
+  scheduler: NO_SCHEDULER,
+  ...(TimeoutPolicy
+    ? {}
+    : {
+        'timeout-policy':
+          `@deepseek-ai/dsh-tool-call-timeout-policy has no release for dsh-tools ${UPSTREAM.version} ` +
+          '(npm: 0.0.1-rc.3 for dsh-tools 0.0.x, then 0.1.0-rc.8, which peers on dsh-tools ^0.1.0-rc.8)',
+      }),
+}
 
 /** How long the set-up may take before the harness gives up (a harness failure, not a trace). */
 const SETUP_DEADLINE_MS = 5000
@@ -382,7 +426,6 @@ export async function runScenario(scenario) {
 
     const actions = await runActions(scenario, {
       execute: (call) => ctx.tools.execute(callInput(call)),
-      batch: (calls, maxParallel) => runBatch(ctx.tools, calls.map(callInput), maxParallel),
       schemas: (scope) => ctx.tools.schemas(agentFor(scope)),
       executionMode: (call) => ctx.tools.executionMode(callInput(call)).kind,
       register: (key) => {
@@ -411,7 +454,7 @@ export async function runScenario(scenario) {
 }
 
 /** Run a scenario's actions in order; one answer per action (run_actions of reference.py). */
-export async function runActions(scenario, { execute, batch, schemas, executionMode, register, dispose, resultJson }) {
+export async function runActions(scenario, { execute, schemas, executionMode, register, dispose, resultJson }) {
   const answers = []
   for (const action of scenario.actions ?? []) {
     try {
@@ -419,15 +462,7 @@ export async function runActions(scenario, { execute, batch, schemas, executionM
         const result = await withinActionDeadline(Promise.resolve().then(() => execute(action.call)))
         answers.push({ result: resultJson(result) })
       } else if ('batch' in action) {
-        const pool = action.maxParallel ?? 4
-        if (!(pool >= 1)) {
-          // The batch driver is this harness's port of dsh-agent-loop's (dsh-tools has none),
-          // whose pool size comes from its own configuration: a refusal here would be ours.
-          throw new Inexpressible(`a batch with maxParallel ${pool}: dsh-tools has no batch driver of its own`)
-        }
-        const pending = Promise.resolve().then(() => batch(action.batch, pool))
-        const results = await withinActionDeadline(pending)
-        answers.push({ results: results.map(resultJson) })
+        throw new Inexpressible(`a batch: ${NO_SCHEDULER}`)
       } else if ('schemas' in action) {
         const scope = action.schemas.scope
         const listed = schemas(scope)
@@ -456,102 +491,4 @@ export async function runActions(scenario, { execute, batch, schemas, executionM
     }
   }
   return answers
-}
-
-/**
- * Drive one model turn's batch through dsh-tools' staged scheduler view
- * (`ctx.tools[TOOL_RUNTIME_SCHEDULER]`: prepare / dispatch / finalize / finish).
- *
- * The driver is the one upstream ships in `@deepseek-ai/dsh-agent-loop`
- * 0.1.0-rc.8 (`executeToolCalls` / `runGroup`, internal to the agent loop, MIT),
- * restated without its session appends and step-abort bookkeeping: the first
- * call's mode picks an exclusive barrier or a parallel pool; in a pool every
- * later call is reclassified before it starts (an exclusive one ends the pool);
- * prepare runs one call at a time in model order; bodies overlap up to
- * `maxParallel`; finalize/finish commit strictly in model order.
- * @returns {Promise<object[]>} the results, in model order
- */
-export async function runBatch(tools, inputs, maxParallel) {
-  const scheduler = tools[TOOL_RUNTIME_SCHEDULER]
-  const results = []
-  let next = 0
-  while (next < inputs.length) {
-    const mode = tools.executionMode(inputs[next]).kind
-    const group = mode === 'parallel' ? inputs.slice(next) : [inputs[next]]
-    const outcome = await runGroup(scheduler, tools, group, mode, maxParallel)
-    results.push(...outcome.results)
-    next += outcome.consumed
-  }
-  return results
-}
-
-async function runGroup(scheduler, tools, group, mode, maxParallel) {
-  const slots = group.map(() => undefined)
-  const results = []
-  let nextToStart = 0
-  let committed = 0
-  let started = 0
-  let failure
-  const throwFailure = () => {
-    if (failure !== undefined) throw failure.error
-  }
-  const commitReady = async () => {
-    while (committed < group.length) {
-      const slot = slots[committed]
-      if (slot === undefined) break
-      const result = slot.needsPost
-        ? await scheduler.finalize(slot.exec, slot.result)
-        : scheduler.finish(slot.exec, slot.result)
-      results.push(result)
-      committed++
-    }
-  }
-  const inFlight = new Map()
-  const startCall = async (index) => {
-    started++
-    const prepared = await scheduler.prepare(group[index])
-    throwFailure()
-    if (prepared.kind === 'dispatch') {
-      const promise = scheduler.dispatch(prepared.exec).then(
-        (outcome) => {
-          slots[index] = { exec: prepared.exec, result: outcome.result, needsPost: outcome.kind === 'post-result' }
-          return index
-        },
-        (error) => {
-          failure ??= { error }
-          return index
-        },
-      )
-      inFlight.set(index, promise)
-    } else {
-      slots[index] = { exec: prepared.exec, result: prepared.result, needsPost: prepared.kind === 'post-result' }
-    }
-  }
-  const fillPool = async () => {
-    while (nextToStart < group.length && inFlight.size < maxParallel) {
-      if (nextToStart > 0 && mode === 'parallel' && tools.executionMode(group[nextToStart]).kind !== 'parallel') break
-      await startCall(nextToStart)
-      nextToStart++
-      throwFailure()
-      await commitReady()
-      throwFailure()
-    }
-  }
-  try {
-    await fillPool()
-    while (inFlight.size > 0) {
-      const settled = await Promise.race(inFlight.values())
-      inFlight.delete(settled)
-      throwFailure()
-      await commitReady()
-      throwFailure()
-      await fillPool()
-    }
-  } catch (error) {
-    failure ??= { error }
-    await Promise.allSettled(inFlight.values())
-    throw failure.error
-  }
-  if (committed !== started) throw new Error('tool-call scheduler: uncommitted settled calls')
-  return { consumed: started, results }
 }
