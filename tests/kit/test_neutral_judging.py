@@ -23,6 +23,7 @@ import pytest
 
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants import CATALOGUE, VARIANTS
+from conformance.core import strategies as s
 from conformance.core.bounds import counterexample_text, non_json
 from conformance.core.evaluate import evaluate, judge
 from conformance.core.rules.code import program_outcomes
@@ -211,6 +212,61 @@ def test_a_counterexample_keeps_non_json_by_repr_and_stays_bounded() -> None:
     assert written["trace"] is None and "larger than 1000 bytes" in written["traceOmitted"]
     assert written["scenario"] == {"id": "s"}
     assert "traceOmitted" not in json.loads(counterexample_text(huge))
+
+
+# ------------------------------------------------ FIN-4's latitude in other rules
+
+
+def _aborted_in_pre_execute(finalizer: list[dict[str, Any]]) -> dict[str, Any]:
+    """The caller aborts while pre-execute runs, which then allows; ``finalizer`` is the
+    tool's finalizeContent."""
+    return s.scenario(
+        "neutral/aborted-in-pre-execute",
+        [s.tool("t", finalizeContent=finalizer)],
+        [{"call": s.call("c0", "t", {})}],
+        preExecute=[s.listener("policy", [{"abort": True}, {"return": {"kind": "allow"}}])],
+        observers=[s.listener("log", [])],
+    )
+
+
+_THROWS = [{"throw": "finalizer broke"}]
+_TOTAL = [{"return": None}]
+
+
+def test_cancel_2_leaves_the_error_after_a_throwing_finalizer_to_fin_4() -> None:
+    """A call cancelled in pre-execute whose finalizer throws: FIN-4 lets the registry publish
+    an error of its own in place of ABORTED_BEFORE_DISPATCH (as dsh-tools does), in the
+    pre-dispatch branch of CANCEL-2 as in its already-aborted one."""
+    logging.disable(logging.CRITICAL)
+    try:
+        own_error = evaluate(
+            VARIANTS["finalize-or-own-error"].build(), _aborted_in_pre_execute(_THROWS)
+        )
+    finally:
+        logging.disable(logging.NOTSET)
+    assert own_error.trace is not None
+    result = own_error.trace["actions"][0]["result"]
+    assert result["isError"] is True and "info" not in result["error"]  # no code at all
+    assert failures(own_error.verdicts, "CANCEL-2") == []
+
+
+def test_cancel_2_still_fails_its_mutants_around_a_throwing_finalizer() -> None:
+    """The exemption excuses the code only: ABORTED where no body ran still fails where the
+    finalizer is total, and with a throwing finalizer a body that ran, or a result that is
+    no error, still fails."""
+    logging.disable(logging.CRITICAL)
+    try:
+        aborted = evaluate(
+            CATALOGUE["cancel.aborted-where-body-never-ran"].build(),
+            _aborted_in_pre_execute(_TOTAL),
+        )
+        ran = evaluate(CATALOGUE["cancel.own-signal"].build(), _aborted_in_pre_execute(_THROWS))
+    finally:
+        logging.disable(logging.NOTSET)
+    assert any("code=ABORTED," in m for m in failures(aborted.verdicts, "CANCEL-2"))
+    said = failures(ran.verdicts, "CANCEL-2")
+    assert any("the body must not run" in m for m in said), said
+    assert any("isError=False" in m for m in said), said
 
 
 # ---------------------------------------------------------- raised, not published

@@ -243,15 +243,20 @@ def CANCEL_2(view: View) -> Iterator[Verdict]:
         if not call.returned:  # a declared closed form: closed, with no result to code
             yield require(True, call.id, "", clause="code")
             continue
-        ok_codes = call.code == ABORTED_BEFORE_DISPATCH or (
-            call.is_error and _denial_happened(view, call) and call.code != ABORTED
+        # FIN-4: when finalizeContent threw, which error is published is the registry's choice
+        # (it must still be an error, published once).
+        ok_codes = (
+            call.code == ABORTED_BEFORE_DISPATCH
+            or call.finalizer_threw()
+            or (call.is_error and _denial_happened(view, call) and call.code != ABORTED)
         )
         yield require(
             call.is_error and ok_codes and call.notifications == observers,
             call.id,
             f"cancelled in {where} before dispatch: the result must be ABORTED_BEFORE_DISPATCH "
-            "(or the denial that also happened), published once; got "
-            f"isError={call.is_error}, code={call.code}, notifications={call.notifications}",
+            "(or the denial that also happened; any error when finalizeContent threw), "
+            f"published once; got isError={call.is_error}, code={call.code}, "
+            f"notifications={call.notifications}",
             clause="code",
         )
 
