@@ -4,6 +4,7 @@
 // materialization throws a plain TypeError, published without error.info. (ToolFailure:
 // "Canonical failure detail; internal routing information remains optional.")
 // Exit 0: the behaviour reproduces; 1: it no longer does.
+// Run: python docs/implementations/repro.py DIR (DIR/repro/HARNESS pins the release's install).
 import { Context } from '@deepseek-ai/cordis'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import { ToolRuntime } from '@deepseek-ai/dsh-tools'
@@ -40,7 +41,8 @@ verdict(r.isError && r.error.info === undefined && !ran && policy === 0 && notif
 
 function verdict(reproduced, what) {
   const at = `@deepseek-ai/dsh-tools ${dshTools.version}`
-  const want = process.env.DSH_TOOLS_RELEASE
+  // in docs/implementations/dsh-tools-<release>/repro/: that release must be the one loaded
+  const want = /\/dsh-tools-([^/]+)\/repro\/[^/]+$/.exec(import.meta.url)?.[1]
   if (want && want !== dshTools.version) { console.error(`expected ${want}, loaded ${at}`); process.exit(2) }
   console.log(`${reproduced ? 'reproduces' : 'does NOT reproduce'} on ${at}: ${what}`)
   process.exit(reproduced ? 0 : 1)

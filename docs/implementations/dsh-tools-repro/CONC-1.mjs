@@ -4,6 +4,7 @@
 // documented unvalidated path ("Raw-registered tools own input validation"); the
 // classifier's "invalid ... arguments are exclusive" is stated for `defineTool` arguments.
 // Exit 0: the behaviour reproduces; 1: it no longer does.
+// Run: python docs/implementations/repro.py DIR (DIR/repro/HARNESS pins the release's install).
 import { Context } from '@deepseek-ai/cordis'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import { ToolRuntime } from '@deepseek-ai/dsh-tools'
@@ -36,7 +37,8 @@ verdict(valid === 'parallel' && invalid === 'parallel' && unknown === 'exclusive
 
 function verdict(reproduced, what) {
   const at = `@deepseek-ai/dsh-tools ${dshTools.version}`
-  const want = process.env.DSH_TOOLS_RELEASE
+  // in docs/implementations/dsh-tools-<release>/repro/: that release must be the one loaded
+  const want = /\/dsh-tools-([^/]+)\/repro\/[^/]+$/.exec(import.meta.url)?.[1]
   if (want && want !== dshTools.version) { console.error(`expected ${want}, loaded ${at}`); process.exit(2) }
   console.log(`${reproduced ? 'reproduces' : 'does NOT reproduce'} on ${at}: ${what}`)
   process.exit(reproduced ? 0 : 1)

@@ -6,6 +6,7 @@
 //     objects reject that one call"; dsh-session: "finite JSON numbers except `-0`");
 // (3) non-lossless arguments (NaN) fail before policy, with no error code (error.info).
 // Exit 0: all three reproduce; 1: one no longer does.
+// Run: python docs/implementations/repro.py DIR (DIR/repro/HARNESS pins the release's install).
 import { Context } from '@deepseek-ai/cordis'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import { ToolRuntime } from '@deepseek-ai/dsh-tools'
@@ -48,7 +49,8 @@ verdict(assigned && zeroRefused && noCode, `(1) observers saw arguments ${JSON.s
 
 function verdict(reproduced, what) {
   const at = `@deepseek-ai/dsh-tools ${dshTools.version}`
-  const want = process.env.DSH_TOOLS_RELEASE
+  // in docs/implementations/dsh-tools-<release>/repro/: that release must be the one loaded
+  const want = /\/dsh-tools-([^/]+)\/repro\/[^/]+$/.exec(import.meta.url)?.[1]
   if (want && want !== dshTools.version) { console.error(`expected ${want}, loaded ${at}`); process.exit(2) }
   console.log(`${reproduced ? 'reproduces' : 'does NOT reproduce'} on ${at}: ${what}`)
   process.exit(reproduced ? 0 : 1)

@@ -3,6 +3,7 @@
 // defineTool() definitions are validated (INVALID_ARGS). Documented: "Raw-registered tools
 // own input validation but still declare and receive registry-enforced output."
 // Exit 0: the behaviour reproduces; 1: it no longer does.
+// Run: python docs/implementations/repro.py DIR (DIR/repro/HARNESS pins the release's install).
 import { Context } from '@deepseek-ai/cordis'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import { ToolRuntime } from '@deepseek-ai/dsh-tools'
@@ -33,7 +34,8 @@ verdict(!missing.isError && !wrongType.isError && ran.length === 2,
 
 function verdict(reproduced, what) {
   const at = `@deepseek-ai/dsh-tools ${dshTools.version}`
-  const want = process.env.DSH_TOOLS_RELEASE
+  // in docs/implementations/dsh-tools-<release>/repro/: that release must be the one loaded
+  const want = /\/dsh-tools-([^/]+)\/repro\/[^/]+$/.exec(import.meta.url)?.[1]
   if (want && want !== dshTools.version) { console.error(`expected ${want}, loaded ${at}`); process.exit(2) }
   console.log(`${reproduced ? 'reproduces' : 'does NOT reproduce'} on ${at}: ${what}`)
   process.exit(reproduced ? 0 : 1)

@@ -3,6 +3,7 @@
 // call as made), a tools/execute wrapper assigns exec.arguments and the body runs
 // {amount: 5000, to: mallory}. README: "Around wrappers may replace only `signal`".
 // Exit 0: the behaviour reproduces; 1: it no longer does.
+// Run: python docs/implementations/repro.py DIR (DIR/repro/HARNESS pins the release's install).
 import { Context, Service } from '@deepseek-ai/cordis'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import { ToolRuntime } from '@deepseek-ai/dsh-tools'
@@ -39,7 +40,8 @@ verdict(ok, `approval request keys ${JSON.stringify(asked[0])} answered allowed-
 
 function verdict(reproduced, what) {
   const at = `@deepseek-ai/dsh-tools ${dshTools.version}`
-  const want = process.env.DSH_TOOLS_RELEASE
+  // in docs/implementations/dsh-tools-<release>/repro/: that release must be the one loaded
+  const want = /\/dsh-tools-([^/]+)\/repro\/[^/]+$/.exec(import.meta.url)?.[1]
   if (want && want !== dshTools.version) { console.error(`expected ${want}, loaded ${at}`); process.exit(2) }
   console.log(`${reproduced ? 'reproduces' : 'does NOT reproduce'} on ${at}: ${what}`)
   process.exit(reproduced ? 0 : 1)
