@@ -202,15 +202,16 @@ def test_rc8_findings_by_root_cause() -> None:
     tree = parse(page)
     self_contained(tree)
     findings = {n.attrs["data-rules"]: n for n in tree.root.all("finding")}
-    assert "CANCEL-1 EXEC-1" in findings  # one case's scenario, two rules
-    # a malformed decision skips the guards: the same quoted line of dsh-tools, two rules
+    # a malformed decision skips the guards: the same quoted promise of dsh-tools, two rules
     assert "GUARD-1 PRE-6" in findings
+    # a stage's write to the execution sticks: the same quoted promise (the immutable view)
+    assert "PIPE-3 RES-1" in findings
     failing = {r["id"] for r in document["rules"] if r["status"] == "expected-fail"}
     assert sorted(r for key in findings for r in key.split()) == sorted(failing)
     assert len(findings) < len(failing)
-    shared = findings["CANCEL-1 EXEC-1"]
-    assert len(shared.all("timeline")) == 1  # the two cases hold the same trace: shown once
-    assert "Only a tools/execute wrapper may replace the signal" in shared.text + "".join(
+    shared = findings["GUARD-1 PRE-6"]
+    assert len(shared.all("timeline")) == 2  # two cases, two traces: one timeline each
+    assert "A monotonic execution guard evaluated after every" in shared.text + "".join(
         n.text for n in shared.every()
     )
     timelines = tree.root.all("timeline")
@@ -231,14 +232,34 @@ def test_rc8_findings_by_root_cause() -> None:
     assert body and "violation" in body[0].classes
 
 
+def test_rc8_rules_sharing_a_case_show_its_trace_once() -> None:
+    """Two rules whose counterexample is one scenario are one finding, its trace shown once
+    (the published rc.8 cases are all distinct: PIPE-2 is pointed at PIPE-3's case here)."""
+    document = json.loads((RC8 / "report.json").read_text(encoding="utf-8"))
+    expect = json.loads((RC8 / "expect.json").read_text(encoding="utf-8"))
+    case = expect["expected"]["PIPE-3"]["counterexample"]
+    expect["expected"]["PIPE-2"]["counterexample"] = case
+    (pipe_2,) = [r for r in document["rules"] if r["id"] == "PIPE-2"]
+    for failure in pipe_2["failures"]:
+        if failure.get("counterexample"):
+            failure["counterexample"] = case
+    files = load_cases(document, expect, [RC8], RC8)
+    tree = parse(report_html(document, expect, files.cases, links=files.links))
+    findings = {n.attrs["data-rules"]: n for n in tree.root.all("finding")}
+    shared = findings["PIPE-2 PIPE-3 RES-1"]  # PIPE-3 and RES-1 quote the same promise
+    shown = [n.attrs["data-case"] for n in shared.all("timeline")]
+    assert sorted(shown) == ["cases/PIPE-3.json", "cases/RES-1.json"]
+
+
 def test_render_and_compare_html(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "page.html"
     args = ["render", str(RC8 / "report.json"), "--expect", str(RC8 / "expect.json")]
     assert main([*args, "--html", "-o", str(out)]) == 0
     tree = parse(out.read_text(encoding="utf-8"))
     self_contained(tree)
-    # 13 failing rules; CANCEL-1 + EXEC-1, GUARD-1 + PRE-6, PIPE-3 + PIPE-5 each one
-    assert len(tree.root.all("finding")) == 10
+    # 7 defects; GUARD-1 + PRE-6 and PIPE-3 + RES-1 each one root cause (the 5 differences
+    # are shown in a section of their own)
+    assert len(tree.root.all("finding")) == 5
     assert not any("missing" in n.classes for n in tree.root.every())
 
     def outcome(rid: str, status: str, **kw: Any) -> RuleOutcome:
