@@ -56,6 +56,16 @@ class FrozenDict(Mapping[str, Any]):
     def __repr__(self) -> str:
         return f"FrozenDict({self._d!r})"
 
+    # A good citizen of the host language: copies and pickles are equal frozen values.
+    def __reduce__(self) -> tuple[type[FrozenDict], tuple[dict[str, Any]]]:
+        return (FrozenDict, (self._d,))
+
+    def __copy__(self) -> FrozenDict:
+        return self  # immutable: a copy is the value itself
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenDict:
+        return self  # deep-frozen: nothing inside it can change either
+
     def __setattr__(self, name: str, value: Any) -> NoReturn:
         raise AttributeError(f"FrozenDict is immutable (attempted to set {name!r})")
 

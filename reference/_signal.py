@@ -34,6 +34,12 @@ class AbortSignal:
         self._callbacks: list[Callable[[Any], None]] = []
         self._event: asyncio.Event | None = None
 
+    def __copy__(self) -> AbortSignal:
+        return self  # a handle on one cancellation: a copy must not fork it
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> AbortSignal:
+        return self
+
     @property
     def aborted(self) -> bool:
         return self._aborted

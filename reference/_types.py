@@ -10,10 +10,11 @@ Results serialize to the spec's JSON shape (RES-3) with :meth:`to_json`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 from enum import StrEnum
-from typing import Any, Final, Literal, NoReturn
+from typing import Any, Final, Literal, NoReturn, TypeVar
 
 from reference._json import FrozenDict, materialize, thaw
 from reference._signal import AbortSignal
@@ -44,6 +45,41 @@ __all__ = [
 
 RUN_CODE: Final = "run_code"  # CODE-4: the reserved Code Mode transport
 
+_C = TypeVar("_C", bound=type)
+
+
+def sealed(cls: _C) -> _C:
+    """Make a frozen, slotted dataclass refuse ``object.__setattr__`` too.
+
+    A frozen dataclass refuses ``obj.field = v``, but ``object.__setattr__(obj, "field", v)``
+    -- how dataclasses set their own fields -- still writes a slot. Each field becomes a
+    write-once property over its slot: the constructor (and ``copy``, ``pickle``,
+    ``dataclasses.replace``, which build a fresh instance) sets it once; any later write
+    or delete, however it is made, raises ``FrozenInstanceError`` (PIPE-2, PIPE-3, RES-1).
+    """
+    for f in dataclasses.fields(cls):
+        slot = cls.__dict__[f.name]
+        setattr(cls, f.name, _write_once(slot, f.name))
+    return cls
+
+
+def _write_once(slot: Any, name: str) -> property:
+    def fget(self: Any) -> Any:
+        return slot.__get__(self, type(self))
+
+    def fset(self: Any, value: Any) -> None:
+        try:
+            slot.__get__(self, type(self))
+        except AttributeError:  # not set yet: the constructor's (or copy's) one write
+            slot.__set__(self, value)
+            return
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def fdel(self: Any) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    return property(fget, fset, fdel, f"{name} (read-only)")
+
 
 class ErrorCode(StrEnum):
     UNKNOWN_TOOL = "UNKNOWN_TOOL"
@@ -68,14 +104,28 @@ class ToolError(Exception):
 
 
 class ExecutionToken:
-    """Opaque identity of one execution; supports equality (identity) only."""
+    """Opaque identity of one execution; supports equality (identity) only.
+
+    A copy is the token itself (its identity is all it is); it never crosses a process
+    boundary, so it refuses to be pickled.
+    """
 
     __slots__ = ()
 
     def __repr__(self) -> str:
         return f"<ExecutionToken {id(self):#x}>"
 
+    def __copy__(self) -> ExecutionToken:
+        return self
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> ExecutionToken:
+        return self
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("an execution token never crosses a process boundary")
+
+
+@sealed
 @dataclass(frozen=True, slots=True)
 class ToolExecutionInput:
     """What a caller hands to ``execute``. ``signal`` is required (CANCEL-1)."""
@@ -94,9 +144,12 @@ class ToolExecutionInput:
             raise TypeError("CODE-2: parent must be an ExecutionToken")
 
 
+@sealed
 @dataclass(frozen=True, slots=True, eq=False)
 class ToolExecution:
     """The immutable view of one execution every stage receives (PIPE-2, RES-1).
+
+    Compared and hashed by identity: a listener may key its own state by the execution.
 
     ``arguments`` is deep-frozen JSON, or ``None`` when the caller's arguments
     were not lossless JSON (the finalizer still sees such an execution, FIN-3).
@@ -151,6 +204,7 @@ class DispatchExecution:
         raise AttributeError(f"EXEC-1: {name!r} cannot be deleted")
 
 
+@sealed
 @dataclass(frozen=True, slots=True)
 class ApprovalRequest:
     """PRE-5: what the approval service is asked. Never the arguments."""
@@ -162,12 +216,14 @@ class ApprovalRequest:
     signal: AbortSignal
 
 
+@sealed
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
     name: str
     code: str
 
 
+@sealed
 @dataclass(frozen=True, slots=True)
 class ToolSuccess:
     """RES-3 success. ``meta`` ``None`` means absent."""
@@ -188,6 +244,7 @@ class ToolSuccess:
         return out
 
 
+@sealed
 @dataclass(frozen=True, slots=True)
 class ToolFailure:
     """RES-3 failure: no value, ever (POST-3)."""

@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from reference._json import FrozenDict, dumps, thaw
 from reference._signal import AbortController, AbortSignal
-from reference._types import RUN_CODE, ExecutionToken, ToolExecutionInput, ToolResult, ToolSuccess
+from reference._types import (
+    RUN_CODE,
+    ExecutionToken,
+    ToolExecutionInput,
+    ToolResult,
+    ToolSuccess,
+    sealed,
+)
 
 if TYPE_CHECKING:
     from reference.registry import Registry, ToolRunContext
@@ -58,6 +65,7 @@ class CodeRuntime(Protocol):
     def run(self, code: str, sdk: CodeSdk, signal: AbortSignal) -> Awaitable[Any]: ...
 
 
+@sealed
 @dataclass(frozen=True, slots=True)
 class CodeDispatchLog:
     """What a ``tools/code-dispatch-log`` listener receives (CODE-3)."""
