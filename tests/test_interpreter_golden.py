@@ -70,6 +70,8 @@ class Obj:
         object.__setattr__(self, "_deferred", [])
         object.__setattr__(self, "_concluded", 0)
         object.__setattr__(self, "_forwarded", [])
+        if frozen:  # every field a read-only property: object.__setattr__ is refused too
+            object.__setattr__(self, "__class__", _sealed(type(self), tuple(fields)))
 
     def __setattr__(self, key: str, value: Any) -> None:
         if self._frozen:
@@ -89,6 +91,18 @@ class Obj:
 
     def forward(self, result: Any) -> None:
         self._forwarded.append(jsonable(result))
+
+
+_SEALED: dict[tuple[type, tuple[str, ...]], type] = {}
+
+
+def _sealed(cls: type, names: tuple[str, ...]) -> type:
+    """A subclass of ``cls`` whose fields ``names`` are read-only properties."""
+    key = (cls, names)
+    if key not in _SEALED:
+        props = {n: property(lambda self, n=n: self.__dict__[n]) for n in names}
+        _SEALED[key] = type(f"Frozen{cls.__name__}", (cls,), props)
+    return _SEALED[key]
 
 
 class Result(Obj):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any
@@ -44,6 +45,15 @@ def test_cell_ids_are_unique_and_name_stage_object_write() -> None:
     for cell in every:
         assert cell.id == f"{cell.stage}/{cell.object}/{cell.write}"
         assert cell.write in DOCUMENT["writes"]
+
+
+def test_a_grouped_object_is_attempted_by_one_probe_per_stage() -> None:
+    grouped = [c for c in cells() if c.group]
+    assert grouped
+    leaders = {(c.stage, c.object) for c in grouped if c.leads}
+    assert leaders == {(c.stage, c.object) for c in grouped}
+    assert all(probe_scenario(c) is None for c in grouped if not c.leads)
+    assert {c.write for c in grouped} >= {"sort", "update", "define", "inplace-add", "popitem"}
 
 
 def test_every_object_and_write_is_reachable_somewhere() -> None:
@@ -104,14 +114,16 @@ def test_every_cell_is_attempted_and_the_reference_survives_it(cell: Cell) -> No
     assert scenario is not None
     validate(scenario, "scenario", cell.id)
     trace = ReferenceAdapter().run(scenario)
-    attempted = [
-        e
-        for e in trace["events"]
-        if e.get("mutate") == _mutation_text(cell)
-        and e.get("stage") == cell.stage
-        and (e.get("call") in ("c0", None) or str(e.get("call")).startswith("c0:"))
-    ]
-    assert attempted, cell.id
+    for step in cell.group or (cell.step,):  # a grouped probe attempts every write of its object
+        attempted = [
+            e
+            for e in trace["events"]
+            if e.get("mutate") == _mutation_text(dataclasses.replace(cell, step=step))
+            and e.get("op", "assign") == step.get("op", "assign")
+            and e.get("stage") == cell.stage
+            and (e.get("call") in ("c0", None) or str(e.get("call")).startswith("c0:"))
+        ]
+        assert attempted, (cell.id, step)
     failed = [
         (rid, v.message) for rid, vs in judge(scenario, trace).items() for v in vs if not v.ok
     ]

@@ -147,6 +147,80 @@ class Binding:
             raise TypeError(f"{type(obj).__name__} is not a sequence")
         obj.insert(len(obj) if index is None else index, value)  # type: ignore[attr-defined]
 
+    def host_write(self, op: str, obj: Any, key: str | int | None, value: Any) -> None:
+        """One of the host language's own writes (a ``mutate`` op of the step table's
+        ``mutateOps`` other than assign, delete, add, append and splice).
+
+        A ``container`` op (``key`` None) calls the container's own mutator on ``obj``; a
+        ``key`` op writes ``key`` of the container ``obj``. Python has no ``fill`` or
+        ``copyWithin``: their nearest equivalent is a slice assignment (what each does is
+        in the table). Raises whatever the object raises.
+        """
+        target: Any = obj
+        if op == "sort":
+            target.sort()
+        elif op == "reverse":
+            target.reverse()
+        elif op == "copy-within":
+            target[:-1] = target[1:]
+        elif op == "pop":
+            target.pop()
+        elif op == "shift":
+            target.pop(0)
+        elif op == "remove":
+            target.remove(value)
+        elif op == "unshift":
+            target.insert(0, value)
+        elif op == "extend":
+            target.extend(value)
+        elif op == "fill":
+            target[:] = [value] * len(target)
+        elif op == "clear":
+            target.clear()
+        elif op == "update":
+            target.update(value)
+        elif op == "popitem":
+            target.popitem()
+        elif op == "pop-key":
+            target.pop(key)
+        elif op == "setdefault":
+            target.setdefault(key, value)
+        elif op == "inplace-add":
+            target[key] += value
+        elif op == "inplace-or":
+            target[key] |= value
+        elif op == "set-attribute":
+            setattr(target, self._attribute_of(target, key), value)
+        elif op == "define":
+            if isinstance(target, dict):
+                dict.__setitem__(target, key, value)
+            elif isinstance(target, list):
+                list.__setitem__(target, cast("int", key), value)
+            else:
+                object.__setattr__(target, self._attribute_of(target, key), value)
+        elif op == "set-prototype":
+            # An attribute object keeps its class: Python cannot swap an instance's class for
+            # one of another layout, so there the write is the binding's plain one.
+            plain: type | None = (
+                dict
+                if isinstance(target, Mapping)
+                else list
+                if isinstance(target, Sequence) and not isinstance(target, (str, bytes))
+                else None
+            )
+            if plain is not None and type(target) is not plain:
+                object.__setattr__(target, "__class__", plain)
+            self.write(target, key if key is not None else "", value)
+        else:
+            raise ScriptError(f"unknown host write {op!r}")
+
+    def _attribute_of(self, obj: Any, key: str | int | None) -> str:
+        """The attribute name a key stands for: the key itself on a container, else the
+        attribute holding it (``callId``: ``call_id``)."""
+        if not isinstance(key, str):
+            raise TypeError(f"{type(obj).__name__} has no attribute {key!r}")
+        return key if _is_container(obj) else self.attribute(key)
+
     def keys(self, obj: Any) -> list[str]:
         """The public field names of an object, as the scenario spells them (camelCase)."""
         if isinstance(obj, Mapping):

@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 from conformance.core.binding import ABSENT, JSON, Binding, canonical_json, decode, jsonable
 from conformance.core.handlers import ASYNC_STEPS, SYNC_STEPS, _Frame, _Return
 from conformance.core.steps import (  # re-exported: the step table's names
+    MUTATE_OPS,
     MUTATION_OPS,
     MUTATION_TARGETS,
     NEXT_STAGES,
@@ -76,6 +77,9 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+
+#: The ops that take a key away (a forged call id then is None).
+_REMOVALS = frozenset({"delete", "pop-key"})
 
 
 async def _no_nested_calls(ctx: Any, call_id: str, name: str, arguments: Any) -> Any:
@@ -461,18 +465,19 @@ class Session:
         holder = frame.ctx if frame.ctx is not None else frame.execution
         target, path, op = arg["target"], list(arg["path"]), arg.get("op", "assign")
         value = decode(arg.get("value"))
-        if op not in MUTATION_OPS:
+        kind = MUTATE_OPS.get(op)
+        if kind is None:
             raise ScriptError(f"unknown mutation op {op!r}")
-        if op != "delete" and "value" not in arg:
+        if kind.value != "none" and "value" not in arg:
             raise ScriptError(f"mutation op {op!r} needs a value")
-        if op == "splice" and not isinstance(value, list):
-            raise ScriptError("splice inserts a list of values")
+        if kind.value == "list" and not isinstance(value, list):
+            raise ScriptError(f"mutation op {op!r} takes a list of values")
         if target == "request" and frame.stage != "approval":
             raise ScriptError("only an approval script has a request")
         if target == "kept" and not path:
             raise ScriptError("a kept mutation names the kept value first")
         inner = path[1:] if target == "kept" else path
-        if target != "signal" and not inner and op != "append":
+        if target != "signal" and not inner and kind.shape == "key":
             raise ScriptError("mutation needs a path")
         try:
             if target == "signal":
@@ -480,10 +485,13 @@ class Session:
                 return False
             root = self._mutation_root(target, holder, frame.result, path)
             path = inner
-            if op == "append":
+            if kind.shape == "container":
                 for key in path:
                     root = b.read(root, key)
-                b.insert(root, None, value)
+                if op == "append":
+                    b.insert(root, None, value)
+                else:
+                    b.host_write(op, root, None, value)
                 return False
             for key in path[:-1]:
                 root = b.read(root, key)
@@ -496,14 +504,16 @@ class Session:
                 b.insert(root, key, value)
             elif op == "add":
                 b.write(root, key, value)
-            else:  # splice: the element at the index gives way to the values
+            elif op == "splice":  # the element at the index gives way to the values
                 if not isinstance(key, int):
                     raise TypeError("splice needs an index")
                 b.delete(root, key)
                 for offset, item in enumerate(value):
                     b.insert(root, key + offset, item)
-            if target == "execution" and path == ["callId"] and op in ("assign", "delete"):
-                self._forged(frame, value if op == "assign" else None)
+            else:
+                b.host_write(op, root, key, value)
+            if target == "execution" and path == ["callId"]:
+                self._forged(frame, None if op in _REMOVALS else value)
             return False
         except ScriptError:
             raise

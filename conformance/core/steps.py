@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 __all__ = [
+    "MUTATE_OPS",
     "MUTATION_OPS",
     "MUTATION_TARGETS",
     "NEXT_STAGES",
@@ -23,6 +24,7 @@ __all__ = [
     "STEPS",
     "STEP_STAGES",
     "STEP_TABLE_PATH",
+    "MutateOp",
     "ScriptError",
     "StageKind",
     "StepKind",
@@ -51,6 +53,20 @@ class StepKind:
     safe: bool
     safe_in_sync: bool
     records: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class MutateOp:
+    """One write a ``mutate`` step can attempt (the table's ``mutateOps``)."""
+
+    name: str
+    #: ``key``: the path's last element is a key of the container the rest names;
+    #: ``container``: the whole path names the container whose own mutator runs.
+    shape: str
+    #: The container it applies to: ``sequence``, ``mapping`` or ``any``.
+    kind: str
+    #: ``none`` (no value), ``any`` or ``list`` (a list of items).
+    value: str
 
 
 @dataclass(frozen=True)
@@ -111,6 +127,24 @@ _MUTATE: Final[Mapping[str, Any]] = STEPS["mutate"].argument["properties"]
 #: What a ``mutate`` step can aim at, and the writes it can attempt (from the table).
 MUTATION_TARGETS: Final[tuple[str, ...]] = tuple(_MUTATE["target"]["enum"])
 MUTATION_OPS: Final[tuple[str, ...]] = tuple(_MUTATE.get("op", {"enum": ["assign"]})["enum"])
+
+
+def _mutate_ops(path: Path = STEP_TABLE_PATH) -> Mapping[str, MutateOp]:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    table = {
+        name: MutateOp(name, entry["shape"], entry.get("kind", "any"), entry["value"])
+        for name, entry in document["mutateOps"].items()
+    }
+    if tuple(table) != MUTATION_OPS:
+        raise ValueError(f"{path}: mutateOps and the mutate step's op enum disagree")
+    valueless = set(STEPS["mutate"].argument["if"]["properties"]["op"]["enum"])
+    if valueless != {name for name, op in table.items() if op.value == "none"}:
+        raise ValueError(f"{path}: the ops that need no value disagree with mutateOps")
+    return table
+
+
+#: Every write a ``mutate`` step can attempt, by its ``op`` (the table's ``mutateOps``).
+MUTATE_OPS: Final[Mapping[str, MutateOp]] = _mutate_ops()
 
 
 def checked(step: Mapping[str, Any], stage: str, *, sync: bool) -> tuple[str, Any]:

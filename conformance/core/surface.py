@@ -69,6 +69,14 @@ class Cell:
     keep: tuple[Mapping[str, Any], ...] = ()
     #: Steps the writing callable runs right after the write (the table's ``then``).
     then: tuple[Mapping[str, Any], ...] = ()
+    #: The ``mutate`` steps of every write of its object, in table order, when one probe per
+    #: stage attempts them all (the table's ``together``); empty otherwise.
+    group: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def leads(self) -> bool:
+        """Does this cell's probe attempt its write (alone, or first of its group)?"""
+        return not self.group or self.group[0] == self.step
 
     @property
     def id(self) -> str:
@@ -132,6 +140,7 @@ def _cells(
     if obj["target"] not in MUTATION_TARGETS:
         raise ValueError(f"{path}: {name}: unknown mutate target {obj['target']!r}")
     rules = obj["threatens"].get(stage, obj["threatens"]["default"])
+    steps: list[tuple[str, dict[str, Any]]] = []
     for write, how in obj["writes"].items():
         op = _STEP_OP.get(write, write)
         if op not in MUTATION_OPS:
@@ -141,6 +150,9 @@ def _cells(
             step["op"] = op
         if "value" in how:
             step["value"] = how["value"]
+        steps.append((write, step))
+    group = tuple(step for _, step in steps) if obj.get("together") else ()
+    for write, step in steps:
         yield Cell(
             stage=stage,
             object=name,
@@ -151,6 +163,7 @@ def _cells(
             keeper=obj.get("keeper"),
             keep=tuple(obj.get("keep", ())),
             then=tuple(obj.get("then", ())),
+            group=group,
         )
 
 
@@ -254,7 +267,8 @@ _ASK: Final = {"return": {"kind": "ask", "reason": "probe"}}
 
 
 def probe_scenario(cell: Cell, call_id: str = "c0") -> dict[str, Any] | None:
-    """A scenario attempting one cell, observed in every later stage and a later call.
+    """A scenario attempting one cell, observed in every later stage and a later call (None
+    for a cell the probe of its group's first write attempts, see ``Cell.group``).
 
     One tool ``probe`` called twice (``call_id``, then ``call_id + "-later"``) with the
     table's probe arguments by agent ``main``; every scripted stage observes the
@@ -263,9 +277,12 @@ def probe_scenario(cell: Cell, call_id: str = "c0") -> dict[str, Any] | None:
     code-dispatch-log cell is attempted by a ``run_code`` program calling ``probe``
     (see :func:`_code_probe`). None for a cell no scenario can attempt yet.
     """
+    if not cell.leads:
+        return None  # attempted by the probe of the first write of its object in this stage
     if cell.stage == "code-dispatch-log":
         return _code_probe(cell, call_id)
-    mutate = [{"mutate": dict(cell.step)}, *(dict(step) for step in cell.then)]
+    writes = cell.group or (cell.step,)
+    mutate = [*({"mutate": dict(step)} for step in writes), *(dict(step) for step in cell.then)]
 
     def at(stage: str, *, result: bool = False) -> list[dict[str, Any]]:
         seen: list[dict[str, Any]] = [{"observe": "arguments"}, {"observe": "execution"}]
@@ -291,7 +308,8 @@ def probe_scenario(cell: Cell, call_id: str = "c0") -> dict[str, Any] | None:
         "id": f"surface/{cell.id}",
         "rules": sorted(set(cell.rules)),
         "description": f"Attack-surface cell {cell.id}: {cell.stage} attempts {cell.write} on "
-        f"{cell.object}; every later stage, observer and a later call observe.",
+        f"{cell.object}{' (and every other write of it, in order)' if cell.group else ''}; "
+        "every later stage, observer and a later call observe.",
         "tools": [tool],
         "preExecute": [{"id": "policy", "steps": at("pre-execute") + pre}],
         "guards": [{"id": "guard", "steps": [*at("guard"), {"return": None}]}],

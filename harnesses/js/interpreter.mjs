@@ -60,6 +60,9 @@ export const ABSENT = Symbol('absent')
 /** The step table this interpreter runs (loaded once). */
 export const STEP_TABLE = loadStepTable()
 
+/** Every write a `mutate` step can attempt, by its `op` (the table's `mutateOps`). */
+export const MUTATE_OPS = JSON.parse(readFileSync(STEP_TABLE_URL, 'utf8')).mutateOps
+
 /** A script is malformed for the stage it runs in (a kit or scenario bug, never the implementation's). */
 export class ScriptError extends Error {
   constructor(message) {
@@ -261,6 +264,104 @@ export class Binding {
     if (!Array.isArray(obj)) throw new TypeError('not an array')
     obj.splice(at ?? obj.length, 0, value)
   }
+  /**
+   * One of the host language's own writes (a `mutate` op of the step table's `mutateOps`
+   * other than assign, delete, add, append and splice). A `container` op (`key` null) calls
+   * the container's own mutator on `obj`; a `key` op writes `key` of the container `obj`.
+   * JavaScript lacks remove, +=, |=, setdefault, pop on objects, popitem and clear on objects:
+   * their nearest equivalents are in the table (and below). Throws whatever the object throws.
+   */
+  hostWrite(op, obj, key, value) {
+    switch (op) {
+      case 'sort':
+        obj.sort(pythonOrder)
+        return
+      case 'reverse':
+        obj.reverse()
+        return
+      case 'copy-within':
+        obj.copyWithin(0, 1)
+        return
+      case 'pop':
+        if (obj.length === 0) throw new RangeError('pop from an empty array')
+        obj.pop()
+        return
+      case 'shift':
+        if (obj.length === 0) throw new RangeError('shift from an empty array')
+        obj.shift()
+        return
+      case 'remove': {
+        const at = Array.isArray(obj) ? obj.findIndex((item) => sameScalar(item, value)) : -1
+        if (at < 0) throw new RangeError('remove: no such item')
+        obj.splice(at, 1)
+        return
+      }
+      case 'unshift':
+        obj.unshift(value)
+        return
+      case 'extend':
+        obj.push(...value)
+        return
+      case 'fill':
+        obj.fill(value)
+        return
+      case 'clear':
+        if (Array.isArray(obj)) obj.length = 0
+        else if (obj instanceof Map) obj.clear()
+        else for (const own of this.keys(obj)) this.delete(obj, own)
+        return
+      case 'update':
+        if (!isObject(obj) || Array.isArray(obj)) throw new TypeError('update needs an object')
+        if (obj instanceof Map) for (const [k, v] of Object.entries(value)) obj.set(k, v)
+        else Object.assign(obj, value)
+        return
+      case 'popitem': {
+        const owned = this.keys(obj)
+        if (Array.isArray(obj) || owned.length === 0) throw new RangeError('popitem from an empty object')
+        this.delete(obj, owned[owned.length - 1])
+        return
+      }
+      case 'pop-key':
+        if (Array.isArray(obj)) throw new TypeError('pop-key needs an object')
+        this.delete(obj, key)
+        return
+      case 'setdefault':
+        if (!isObject(obj) || Array.isArray(obj)) throw new TypeError('setdefault needs an object')
+        if (obj instanceof Map) {
+          if (!obj.has(key)) obj.set(key, value)
+        } else obj[key] ??= value
+        return
+      case 'inplace-add': {
+        const inner = this.read(obj, key)
+        if (!Array.isArray(inner)) throw new TypeError('+= needs an array')
+        inner.push(...value)
+        this.write(obj, key, inner)
+        return
+      }
+      case 'inplace-or': {
+        const inner = this.read(obj, key)
+        if (!isObject(inner) || Array.isArray(inner)) throw new TypeError('|= needs an object')
+        if (inner instanceof Map) for (const [k, v] of Object.entries(value)) inner.set(k, v)
+        else Object.assign(inner, value)
+        this.write(obj, key, inner)
+        return
+      }
+      case 'set-attribute':
+        if (!isObject(obj) || !Reflect.set(obj, key, value)) throw new TypeError(`Reflect.set refused ${String(key)}`)
+        return
+      case 'define':
+        // the write beneath the object's own: a Map's entries by Map.prototype.set itself
+        if (obj instanceof Map) Map.prototype.set.call(obj, key, value)
+        else Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true })
+        return
+      case 'set-prototype':
+        Object.setPrototypeOf(obj, Array.isArray(obj) ? Array.prototype : Object.prototype)
+        this.write(obj, key, value)
+        return
+      default:
+        throw new ScriptError(`unknown host write ${JSON.stringify(op)}`)
+    }
+  }
   /** The field names of an object (an approval request's `keys`). */
   /**
    * The arguments an approval request shows its approver, as JSON (PIPE-5), or ABSENT
@@ -345,6 +446,19 @@ export class Binding {
   forward(ctx, result) {
     ctx.forward(result)
   }
+}
+
+/** Python's order for a list of one type of JSON scalars (the `sort` op's comparator). */
+function pythonOrder(a, b) {
+  if (typeof a !== typeof b || (typeof a !== 'number' && typeof a !== 'string')) {
+    throw new TypeError('sort: items of different or unorderable types')
+  }
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+/** Python's == for the JSON scalars `remove` looks for (a boolean is no number). */
+function sameScalar(a, b) {
+  return typeof a === typeof b && a === b
 }
 
 function isObject(value) {
@@ -733,15 +847,14 @@ export class Session {
     const op = arg.op ?? 'assign'
     const value = decode(arg.value)
     let path = [...arg.path]
-    if (!['assign', 'delete', 'add', 'append', 'splice'].includes(op)) {
-      throw new ScriptError(`unknown mutation op ${JSON.stringify(op)}`)
-    }
-    if (op !== 'delete' && !('value' in arg)) throw new ScriptError(`mutation op ${op} needs a value`)
-    if (op === 'splice' && !Array.isArray(value)) throw new ScriptError('splice inserts a list of values')
+    const kind = Object.hasOwn(MUTATE_OPS, op) ? MUTATE_OPS[op] : undefined
+    if (kind === undefined) throw new ScriptError(`unknown mutation op ${JSON.stringify(op)}`)
+    if (kind.value !== 'none' && !('value' in arg)) throw new ScriptError(`mutation op ${op} needs a value`)
+    if (kind.value === 'list' && !Array.isArray(value)) throw new ScriptError(`mutation op ${op} takes a list of values`)
     if (target === 'request' && frame.stage !== 'approval') throw new ScriptError('only an approval script has a request')
     if (target === 'kept' && path.length === 0) throw new ScriptError('a kept mutation names the kept value first')
     const inner = target === 'kept' ? path.slice(1) : path
-    if (target !== 'signal' && inner.length === 0 && op !== 'append') throw new ScriptError('mutation needs a path')
+    if (target !== 'signal' && inner.length === 0 && kind.shape === 'key') throw new ScriptError('mutation needs a path')
     try {
       if (target === 'signal') {
         b.write(holder, 'signal', b.controllerSignal(b.newController()))
@@ -749,9 +862,10 @@ export class Session {
       }
       let root = this.mutationRoot(target, holder, frame.result, path)
       path = inner
-      if (op === 'append') {
+      if (kind.shape === 'container') {
         for (const key of path) root = b.read(root, key)
-        b.insert(root, null, value)
+        if (op === 'append') b.insert(root, null, value)
+        else b.hostWrite(op, root, null, value)
         return false
       }
       for (const key of path.slice(0, -1)) root = b.read(root, key)
@@ -760,14 +874,14 @@ export class Session {
       else if (op === 'delete') b.delete(root, key)
       else if (op === 'add' && Number.isInteger(key)) b.insert(root, key, value)
       else if (op === 'add') b.write(root, key, value)
-      else {
-        // splice: the element at the index gives way to the values
+      else if (op === 'splice') {
+        // the element at the index gives way to the values
         if (!Number.isInteger(key)) throw new TypeError('splice needs an index')
         b.delete(root, key)
         value.forEach((item, offset) => b.insert(root, key + offset, item))
-      }
-      if (target === 'execution' && path.length === 1 && path[0] === 'callId' && (op === 'assign' || op === 'delete')) {
-        this.forged(frame, op === 'assign' ? value : null)
+      } else b.hostWrite(op, root, key, value)
+      if (target === 'execution' && path.length === 1 && path[0] === 'callId') {
+        this.forged(frame, op === 'delete' || op === 'pop-key' ? null : value)
       }
       return false
     } catch (e) {

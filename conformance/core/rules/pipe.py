@@ -312,6 +312,7 @@ def surface_cells(stages: Collection[str] | None = None) -> list[Cell]:
         for cell in cells(PIPELINE_STAGES)
         if cell.step["target"] in ("execution", "kept")
         and cell.stage != "code-dispatch-log"
+        and cell.leads
         and (stages is None or cell.stage in stages)
     ]
 
@@ -323,7 +324,12 @@ def cell_scenarios(draw: st.DrawFn, stages: Collection[str] | None = None) -> di
     and the calls' agent drawn too."""
     cell = draw(st.sampled_from(surface_cells(stages)))
     step = dict(cell.step)
-    if "value" in step and step.get("op", "assign") == "assign" and step["target"] != "kept":
+    if (
+        "value" in step
+        and step.get("op", "assign") == "assign"
+        and step["target"] != "kept"
+        and not cell.group
+    ):
         step["value"] = draw(st.one_of(st.just(step["value"]), s.json_scalars))
     out = probe_scenario(dataclasses.replace(cell, step=step))
     assert out is not None

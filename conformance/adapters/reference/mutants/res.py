@@ -537,3 +537,30 @@ class RouteReadFromKeptDecision(_KeepsPreDecisions):
         ):
             run.outcome = "denied"  # routed as the decision now reads
         return await super().complete(run)
+
+
+class _ReadOnlyBlock(dict[str, Any]):
+    """A content block that refuses ``block[key] = v`` and ``del block[key]`` -- and nothing
+    else: ``update``, ``setdefault``, ``pop``, ``popitem``, ``clear`` and ``|=`` are dict's own."""
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        raise TypeError(f"content blocks are read-only (attempted to set {key!r})")
+
+    def __delitem__(self, key: str) -> None:
+        raise TypeError(f"content blocks are read-only (attempted to delete {key!r})")
+
+
+_original_content = regmod._content
+
+
+@mutant(
+    "RES-1",
+    "content blocks are a dict subclass that blocks item assignment but not update or pop",
+    replaces="reference.registry:_content",
+)
+def half_frozen_content_blocks(blocks: Any, path: str) -> tuple[Any, ...]:
+    """Content blocks "frozen" by overriding the two dunder writes everybody tests
+    (``block["text"] = ...`` and ``del block["text"]``) on a ``dict`` subclass. The rest of
+    dict's mutators still write: an observer that calls ``block.update(text="redacted")`` or
+    ``block.pop("text")`` changes what every later observer, the log and the caller see."""
+    return tuple(_ReadOnlyBlock(b) for b in _original_content(blocks, path))  # the bug
