@@ -14,8 +14,11 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance.core.methods import near_miss_values
+
 __all__ = [
     "FINALIZERS",
+    "NEAR_MISS_KEYS",
     "NEAR_MISS_KINDS",
     "OPEN_OBJECT",
     "OUTCOMES",
@@ -140,30 +143,31 @@ def special() -> st.SearchStrategy[dict[str, str]]:
     return SPECIALS.map(lambda kind: {"$special": kind})
 
 
-#: Decision kinds a pre-execute listener may get *almost* right: case and spacing slips, and
-#: the post-execute or everyday vocabulary. None is a pre-execute kind, so each fails closed
-#: (PRE-6), whether it sorts before ``allow`` or after ``deny`` and with a reason or not.
-NEAR_MISS_KINDS: tuple[str, ...] = (
-    "Allow",
-    "ALLOW",
-    "allow ",
-    "accept",
-    "reject",
-    "block",
-    "refuse",
-)
+#: Decision kinds a pre-execute listener may get *almost* right, from the table of literals
+#: (method 1, ``methods.json``): another case, surrounding whitespace, an affix, a Unicode
+#: lookalike, the empty string, another JSON type, and the post-execute or everyday vocabulary.
+#: None is a pre-execute kind, so each fails closed (PRE-6), whether it sorts before
+#: ``allow`` or after ``deny`` and with a reason or not.
+NEAR_MISS_KINDS: tuple[Any, ...] = tuple(near_miss_values("pre-decision-kind"))
+#: Near misses of the key a decision names its kind under (``Kind``, ``type``...).
+NEAR_MISS_KEYS: tuple[Any, ...] = tuple(near_miss_values("decision-key"))
 
 
 def near_miss_decisions() -> st.SearchStrategy[dict[str, Any]]:
-    """Pre-execute decisions whose kind is a near miss, bare or with a deny's reason / feedback."""
+    """Pre-execute decisions whose kind (or kind key) is a near miss, bare or with a deny's
+    reason / feedback."""
     carried: list[dict[str, Any]] = [
         {},
         {"reason": "no"},
         {"feedback": [{"type": "text", "text": "no"}]},
     ]
-    return st.tuples(st.sampled_from(NEAR_MISS_KINDS), st.sampled_from(carried)).map(
+    kinds = st.tuples(st.sampled_from(NEAR_MISS_KINDS), st.sampled_from(carried)).map(
         lambda kr: {"kind": kr[0], **kr[1]}
     )
+    keys = st.tuples(st.sampled_from(NEAR_MISS_KEYS), st.sampled_from(["allow", "deny"])).map(
+        lambda kk: {str(kk[0]): kk[1]}
+    )
+    return st.one_of(kinds, keys)
 
 
 def pre_decisions() -> st.SearchStrategy[Any]:

@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.core import strategies as s
+from conformance.core.methods import family, near_misses, near_misses_of
 from conformance.core.model import CallView, View, small_pool
 from conformance.core.rules import focus
 from conformance.core.rules._base import Verdict, require, rule, untested
@@ -211,25 +212,29 @@ untested(
 
 # --------------------------------------------------------------- focus
 
-CLASSIFIERS: st.SearchStrategy[list[dict[str, Any]] | None] = st.sampled_from(
-    [
-        None,
-        [{"return": True}],
-        [{"return": True}],
-        [{"return": 1}],
-        [{"return": "true"}],
-        [{"return": {}}],
-        [{"return": False}],
-        [{"return": None}],
-        [{"throw": "classifier broke"}],
-        [{"observe": "arguments"}, {"return": True}],
-    ]
+_NAME_MISSES = [m.value for m in near_misses("read_file", family("tool-name").classes)]
+
+CLASSIFIERS: st.SearchStrategy[list[dict[str, Any]] | None] = st.one_of(
+    st.sampled_from(
+        [
+            None,
+            [{"return": True}],
+            [{"return": True}],
+            [{"return": {}}],
+            [{"return": False}],
+            [{"return": None}],
+            [{"throw": "classifier broke"}],
+            [{"observe": "arguments"}, {"return": True}],
+        ]
+    ),
+    # method 1: every near miss of true (the table of literals) is exclusive
+    near_misses_of("classifier-verdict").map(lambda verdict: [{"return": verdict}]),
 )
 
 
 @st.composite
 def _mode_scenarios(draw: st.DrawFn) -> s.Scenario:
-    tool = s.tool("t", [{"return": "ok"}])
+    tool = s.tool("read_file", [{"return": "ok"}])
     classifier = draw(CLASSIFIERS)
     if classifier is not None:
         tool["isConcurrencySafe"] = classifier
@@ -247,7 +252,10 @@ def _mode_scenarios(draw: st.DrawFn) -> s.Scenario:
     queries = draw(
         st.lists(
             st.tuples(
-                st.sampled_from(["t", "t", "missing"]),
+                st.one_of(
+                    st.sampled_from(["read_file", "read_file", "missing"]),
+                    st.sampled_from(_NAME_MISSES),  # method 1: a near miss is another name
+                ),
                 st.sampled_from(
                     [
                         {},

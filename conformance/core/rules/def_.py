@@ -615,11 +615,25 @@ def DEF_5(view: View) -> Iterator[Verdict]:
         layer = spec.get("scope")
         same = [s for s in active.values() if s.get("scope") == layer and s["name"] == spec["name"]]
         where = "globally" if layer is None else f"for agent {layer!r}"
+        variants = [
+            o["name"]
+            for o in active.values()
+            if o.get("scope") == layer
+            and o["name"] != spec["name"]
+            and o["name"].casefold() == spec["name"].casefold()
+        ]
         if same:
             yield require(
                 registration.ok is False,
                 registration.subject,
                 f"{spec['name']!r} is already registered {where}; a duplicate must be refused",
+            )
+        elif variants and clearly_valid(spec):
+            yield require(
+                registration.ok is True,
+                registration.subject,
+                f"{spec['name']!r} differs from {variants} only by case: it is another name, "
+                "not a duplicate, and its registration must succeed",
             )
         elif (
             layer is not None
@@ -635,6 +649,9 @@ def DEF_5(view: View) -> Iterator[Verdict]:
         return
     plain = _no_policy(view.scenario) and not may_abort(view.scenario)
     for index, action, answer, active, _ in lifecycle.steps:
+        call = _call_of(action, answer)
+        if call is not None and call.returned and plain:
+            yield from _own_case(call, active)
         shadowed = {s["name"] for s in active.values() if s.get("scope") is not None} & {
             s["name"] for s in active.values() if s.get("scope") is None
         }
@@ -697,6 +714,28 @@ def DEF_5(view: View) -> Iterator[Verdict]:
             )
 
 
+def _own_case(call: CallView, active: Mapping[str, Mapping[str, Any]]) -> Iterator[Verdict]:
+    """A call naming one of several active names that differ only by case reaches exactly
+    the tool of its own name (names are compared exactly)."""
+    name = str(call.spec["name"])
+    variants = {o["name"] for o in active.values() if o["name"].casefold() == name.casefold()}
+    if len(variants) < 2:
+        return
+    target = resolve(active.values(), name, call.spec.get("agent"))
+    simple, value = _simple_value(target) if target is not None else (False, None)
+    if target is None or not simple:
+        return
+    if args_valid(target, call.spec.get("arguments", {})) is not True:
+        return
+    got = (call.result or {}).get("value")
+    yield require(
+        not call.is_error and got == value,
+        call.id,
+        f"{name!r} is one of {sorted(variants)}, which differ only by case: the call must reach "
+        f"its own tool (value {value!r}), got isError={call.is_error}, value={got!r}",
+    )
+
+
 @st.composite
 def _layer_scenarios(draw: st.DrawFn) -> s.Scenario:
     name = draw(s.NAMES)
@@ -707,9 +746,17 @@ def _layer_scenarios(draw: st.DrawFn) -> s.Scenario:
         if scope is not None:
             tool["scope"] = scope
         tools.append(tool)
+    names = [name]
+    if draw(st.integers(0, 2)) == 0:  # method 1: a case variant in a layer is another name
+        variant = draw(st.sampled_from([name.upper(), name.capitalize()]))
+        tool = s.tool(variant, [{"return": "variant"}], key=f"{variant}#case")
+        if layers[0] is not None:
+            tool["scope"] = layers[0]
+        tools.insert(1, tool)
+        names.append(variant)
     actions: list[dict[str, Any]] = []
     for i, agent in enumerate(draw(st.lists(s.AGENTS, min_size=1, max_size=3))):
-        actions.append({"call": s.call(f"c{i}", name, {}, agent=agent)})
+        actions.append({"call": s.call(f"c{i}", draw(st.sampled_from(names)), {}, agent=agent)})
     scope = draw(s.AGENTS)
     actions.append({"schemas": {"scope": scope} if scope else {}})
     if draw(st.booleans()):

@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.core import strategies as s
+from conformance.core.methods import family, near_misses
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
 from conformance.core.rules._base import Scenario, Verdict, require, rule
@@ -161,8 +162,14 @@ def _hidden_scenarios(draw: st.DrawFn) -> s.Scenario:
         if draw(st.booleans()):
             tool["finalizeContent"] = [{"return": None}]
     agent = draw(st.sampled_from(["main", None]))
+    # method 1: a near miss of a registered name (the table of literals) is another name
+    misses = [m.value for name in names for m in near_misses(name, family("tool-name").classes)]
     targets = draw(
-        st.lists(st.sampled_from([*names, "missing_tool", "ghost"]), min_size=1, max_size=2)
+        st.lists(
+            st.one_of(st.sampled_from([*names, "missing_tool", "ghost"]), st.sampled_from(misses)),
+            min_size=1,
+            max_size=2,
+        )
     )
     # Always a missing name beside the others, so hidden-vs-missing pairs are compared.
     targets.insert(

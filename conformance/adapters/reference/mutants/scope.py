@@ -5,12 +5,24 @@ Read beside ``conformance/core/rules/scope.py``.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 import reference.registry as regmod
 from conformance.adapters.reference.mutants._base import mutant
 from reference import ErrorCode, ExecutionToken, Registry, ToolExecutionInput, ToolFailure, failure
 from reference.registry import Prepared, _code_failure
+
+
+@mutant("SCOPE-1", "call names are NFKC-normalized before lookup: a full-width name runs the tool")
+class NormalizedNames(Registry):
+    """Model output is "cleaned up" before lookup: ``unicodedata.normalize("NFKC", name)``
+    folds full-width and compatibility characters, so ``ｂａｓｈ`` (what a tokenizer glitch or
+    a hostile document can produce) runs ``bash``. Names are identifiers, compared exactly:
+    a name the model was never shown must be unknown (DEF-5, SCOPE-1)."""
+
+    def _resolve(self, name: str, scope: str | None, parent: ExecutionToken | None) -> Any:
+        return super()._resolve(unicodedata.normalize("NFKC", name), scope, parent)  # the bug
 
 
 @mutant("SCOPE-1", "a hidden tool says so: 'not available to this agent' instead of unknown")
