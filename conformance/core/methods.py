@@ -36,8 +36,11 @@ __all__ = [
     "Family",
     "NearMiss",
     "Sweep",
+    "empties",
+    "empty_values",
     "family",
     "main",
+    "meaning",
     "near_miss_values",
     "near_misses",
     "near_misses_of",
@@ -192,6 +195,25 @@ def near_miss_values(name: str) -> list[JSON]:
 def near_misses_of(name: str) -> st.SearchStrategy[JSON]:
     """A strategy drawing one near miss of a literal family."""
     return st.sampled_from(near_miss_values(name))
+
+
+# ------------------------------------------------- method 2: nothing versus empty
+
+
+def empties() -> list[JSON]:
+    """The "nothing versus something empty" values: null, "", 0, false, [], {}."""
+    return list(table()["nothingVsEmpty"]["values"])
+
+
+def empty_values() -> st.SearchStrategy[JSON]:
+    """A strategy drawing one of the "nothing versus empty" values."""
+    return st.sampled_from(empties())
+
+
+def meaning(hook: str, value: JSON) -> str:
+    """What ``value`` means returned at ``hook`` (the table's words)."""
+    entry = table()["nothingVsEmpty"]["hooks"][hook]["meaning"]
+    return str(entry.get(json.dumps(value), entry["default"]))
 
 
 # ------------------------------------------------------------------- the sweeps

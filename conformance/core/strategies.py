@@ -282,6 +282,7 @@ FINALIZERS: st.SearchStrategy[list[dict[str, Any]]] = st.one_of(
     st.just([{"return": None}]),
     TEXT.map(lambda t: [{"observe": "result"}, {"return": content_blocks(t)}]),
     st.just([{"observe": "execution"}, {"return": content_blocks("final")}]),
+    st.just([{"observe": "result"}, {"return": []}]),  # method 2: the empty list is content
 )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.core import strategies as s
-from conformance.core.methods import family, near_miss_values, sweep
+from conformance.core.methods import empties, family, near_miss_values, sweep
 
 Scenario = dict[str, Any]
 
@@ -131,4 +131,187 @@ def _case_variants() -> Scenario:
         tools,
         [{"call": s.call(f"c{i}", str(n), {})} for i, n in enumerate(names)],
         description="Names are compared exactly: a case variant is another name.",
+    )
+
+
+# ------------------------------------------------- method 2: nothing versus empty
+
+_METHOD_2 = "method 2, nothing versus empty"
+
+
+def _rows() -> list[Any]:
+    return empties()
+
+
+@sweep("GUARD-2", "empty-verdicts", _METHOD_2)
+def _empty_guard_verdicts() -> Scenario:
+    """A guard per row (scoped to the row's agent) returns one of the values: only null is
+    no objection."""
+    values = _rows()
+    guards = [
+        s.listener(f"guard-{i}", [{"return": v}], scope=f"a{i}") for i, v in enumerate(values)
+    ]
+    return s.scenario(
+        "",
+        [s.tool("run", [{"return": "ran"}], finalizeContent=[{"return": None}])],
+        [{"call": s.call(f"c{i}", "run", {}, agent=f"a{i}")} for i in range(len(values))],
+        rules=["GUARD-2", "GUARD-1"],
+        description="Only nothing (null) is no objection; an empty value objects.",
+        guards=guards,
+        observers=[s.listener("observer", [])],
+    )
+
+
+@sweep("PRE-6", "empty-decisions", _METHOD_2)
+def _empty_decisions() -> Scenario:
+    """A pre-execute listener per row returns one of the values: none is a decision."""
+    values = _rows()
+    pre = [s.listener(f"pre-{i}", [{"return": v}], scope=f"a{i}") for i, v in enumerate(values)]
+    return s.scenario(
+        "",
+        [s.tool("run", [{"return": "ran"}], finalizeContent=[{"return": None}])],
+        [{"call": s.call(f"c{i}", "run", {}, agent=f"a{i}")} for i in range(len(values))],
+        description="An empty value is no decision: the call fails closed.",
+        preExecute=pre,
+        observers=[s.listener("observer", [])],
+    )
+
+
+@sweep("PRE-4", "empty-answers", _METHOD_2)
+def _empty_answers() -> Scenario:
+    """Each call's approval answer is one of the values: each denies."""
+    values = _rows()
+    by_call = {f"c{i}": [{"return": v}] for i, v in enumerate(values)}
+    return s.scenario(
+        "",
+        [s.tool("run", [{"return": "ran"}])],
+        [{"call": s.call(c, "run", {}, agent="main")} for c in by_call],
+        description="An empty answer is no allowed-once.",
+        preExecute=[s.listener("permission", [{"return": {"kind": "ask", "reason": "check"}}])],
+        approval={"steps": [{"return": "allowed-once"}], "byCall": by_call},
+    )
+
+
+@sweep("CONC-1", "empty-verdicts", _METHOD_2)
+def _empty_classifier_verdicts() -> Scenario:
+    """A tool per row whose classifier returns one of the values: each is exclusive."""
+    values = _rows()
+    tools = [
+        s.tool(f"t{i}", [{"return": "ok"}], isConcurrencySafe=[{"return": v}])
+        for i, v in enumerate(values)
+    ]
+    return s.scenario(
+        "",
+        tools,
+        [{"executionMode": s.call(f"q{i}", f"t{i}", {})} for i in range(len(values))],
+        description="An empty classifier verdict is not true.",
+    )
+
+
+@sweep("OUT-1", "empty-values", _METHOD_2)
+def _empty_body_values() -> Scenario:
+    """A tool per row whose body returns one of the values: each success carries exactly it,
+    rendered."""
+    values = _rows()
+    tools = [s.tool(f"t{i}", [{"return": v}]) for i, v in enumerate(values)]
+    return s.scenario(
+        "",
+        tools,
+        [{"call": s.call(f"c{i}", f"t{i}", {})} for i in range(len(values))],
+        rules=["OUT-1", "OUT-2", "RES-3"],
+        description="An empty value is a value.",
+        observers=[s.listener("observer", [])],
+    )
+
+
+@sweep("OUT-3", "empty-meta", _METHOD_2)
+def _empty_meta() -> Scenario:
+    """A tool per row whose presentationMeta projects one of the values: meta is exactly it
+    (null: absent or null)."""
+    values = _rows()
+    tools = [
+        s.tool(
+            f"t{i}",
+            [{"return": "ok"}],
+            output={"schema": {}, "render": "json", "presentationMeta": {"const": v}},
+        )
+        for i, v in enumerate(values)
+    ]
+    return s.scenario(
+        "",
+        tools,
+        [{"call": s.call(f"c{i}", f"t{i}", {})} for i in range(len(values))],
+        description="Empty metadata is metadata.",
+    )
+
+
+@sweep("CTX-1", "empty-contexts", _METHOD_2)
+def _empty_contexts() -> Scenario:
+    """A tool per row whose body defers one of the values: each rides its result."""
+    values = _rows()
+    tools = [
+        s.tool(f"t{i}", [{"deferContext": v}, {"deferContext": "after"}, {"return": "ok"}])
+        for i, v in enumerate(values)
+    ]
+    return s.scenario(
+        "",
+        tools,
+        [{"call": s.call(f"c{i}", f"t{i}", {})} for i in range(len(values))],
+        description="An empty context is a context.",
+    )
+
+
+@sweep("POST-2", "empty-replacements", _METHOD_2)
+def _empty_replacements() -> Scenario:
+    """A post-execute listener per row accepts with one of the values as the replacement
+    value, and one row replaces the content with the empty list."""
+    values = _rows()
+    decisions = [{"kind": "accept", "value": v} for v in values]
+    decisions.append({"kind": "accept", "content": []})
+    post = [
+        s.listener(f"post-{i}", [{"observe": "result"}, {"return": d}], scope=f"a{i}")
+        for i, d in enumerate(decisions)
+    ]
+    return s.scenario(
+        "",
+        [s.tool("run", [{"return": {"n": 1}}])],
+        [{"call": s.call(f"c{i}", "run", {}, agent=f"a{i}")} for i in range(len(decisions))],
+        description="An empty replacement replaces.",
+        postExecute=post,
+    )
+
+
+@sweep("FIN-3", "empty-finalizer-returns", _METHOD_2)
+def _empty_finalizer_returns() -> Scenario:
+    """A tool per row whose finalizeContent returns one of the values: null keeps the
+    content, the empty list is content; the rest is a broken finalizer (one result)."""
+    values = _rows()
+    tools = [
+        s.tool(f"t{i}", [{"return": "ok"}], finalizeContent=[{"observe": "result"}, {"return": v}])
+        for i, v in enumerate(values)
+    ]
+    return s.scenario(
+        "",
+        tools,
+        [{"call": s.call(f"c{i}", f"t{i}", {})} for i in range(len(values))],
+        rules=["FIN-3", "FIN-4", "FIN-2"],
+        description="Nothing keeps the content; an empty list replaces it.",
+        observers=[s.listener("observer", [])],
+    )
+
+
+@sweep("EXEC-4", "empty-wrapper-returns", _METHOD_2)
+def _empty_wrapper_returns() -> Scenario:
+    """A wrapper per row returns one of the values instead of calling next(): not a result."""
+    values = _rows()
+    wrappers = [
+        s.listener(f"wrap-{i}", [{"return": v}], scope=f"a{i}") for i, v in enumerate(values)
+    ]
+    return s.scenario(
+        "",
+        [s.tool("run", [{"return": "ran"}], finalizeContent=[{"return": None}])],
+        [{"call": s.call(f"c{i}", "run", {}, agent=f"a{i}")} for i in range(len(values))],
+        description="An empty value is no result.",
+        wrappers=wrappers,
+        observers=[s.listener("observer", [])],
     )

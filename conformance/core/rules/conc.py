@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.core import strategies as s
-from conformance.core.methods import family, near_misses, near_misses_of
+from conformance.core.methods import empty_values, family, near_misses, near_misses_of
 from conformance.core.model import CallView, View, small_pool
 from conformance.core.rules import focus
 from conformance.core.rules._base import Verdict, require, rule, untested
@@ -229,6 +229,7 @@ CLASSIFIERS: st.SearchStrategy[list[dict[str, Any]] | None] = st.one_of(
     ),
     # method 1: every near miss of true (the table of literals) is exclusive
     near_misses_of("classifier-verdict").map(lambda verdict: [{"return": verdict}]),
+    empty_values().map(lambda verdict: [{"return": verdict}]),  # method 2
 )
 
 

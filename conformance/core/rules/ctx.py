@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.core import strategies as s
+from conformance.core.methods import empty_values
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
 from conformance.core.rules._base import Verdict, require, rule
@@ -199,8 +200,12 @@ def _authored(view: View, call: CallView) -> bool:
 # --------------------------------------------------------------- focus
 
 TEXTS = st.lists(st.sampled_from(["first", "second", "third"]), min_size=1, max_size=3)
-CONTEXTS: st.SearchStrategy[list[dict[str, Any]]] = TEXTS.map(
-    lambda texts: [{"deferContext": {"role": "user", "content": t}} for t in texts]
+CONTEXTS: st.SearchStrategy[list[dict[str, Any]]] = st.one_of(
+    TEXTS.map(lambda texts: [{"deferContext": {"role": "user", "content": t}} for t in texts]),
+    # method 2: an empty context ("", 0, false, [], {}, null) is a context too
+    st.lists(empty_values(), min_size=1, max_size=2).map(
+        lambda values: [{"deferContext": v} for v in values]
+    ),
 )
 ENDINGS: st.SearchStrategy[list[dict[str, Any]]] = st.sampled_from(
     [

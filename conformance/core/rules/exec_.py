@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.core import strategies as s
+from conformance.core.methods import empties
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
 from conformance.core.rules._base import Verdict, require, rule
@@ -587,6 +588,8 @@ def _throwing_scenarios(draw: st.DrawFn) -> dict[str, Any]:
                 [{"return": AUTHORED_FAILURE}],
                 [{"observe": "arguments"}, {"return": AUTHORED_FAILURE}],
                 [{"callNext": True}, {"return": AUTHORED_FAILURE}],
+                # method 2: an empty value is no result either
+                *([{"return": v}] for v in empties() if v is not None),
             ]
         )
     )

@@ -127,6 +127,8 @@ def FIN_3(view: View) -> Iterator[Verdict]:
         if len(exits) != 1 or call.finalizer_threw():
             continue
         returned = exits[0].get("returned")
+        if returned is not None and not is_content(returned):
+            continue  # neither nothing nor content: a broken finalizer, FIN-4's latitude
         seen = [
             e.get("observed")
             for e in call.events

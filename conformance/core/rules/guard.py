@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.core import strategies as s
+from conformance.core.methods import empties
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
 from conformance.core.rules._base import Verdict, require, rule
@@ -176,6 +177,8 @@ GUARD_OBJECTIONS: list[list[Mapping[str, Any]]] = [
     [{"return": {"kind": "allow"}}],
     [{"return": ["no"]}],
     [{"observe": "execution"}, {"return": "read-only session"}],
+    # method 2: an empty value is something, not nothing
+    *[[{"return": v}] for v in empties() if v is not None and v != ""],
 ]
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.core import strategies as s
+from conformance.core.methods import empty_values
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
 from conformance.core.rules._base import Verdict, require, rule, untested
@@ -85,6 +86,16 @@ def OUT_1(view: View) -> Iterator[Verdict]:
                 f"a success must carry a value valid against {spec['name']}'s output.schema; "
                 f"it carries {value!r}",
             )
+            body = body_value(view, call)
+            if body is not MISSING and not has_special(body) and undisturbed(view, call):
+                # the snapshot is of the body's value: an empty one ("", 0, false, [], {},
+                # null) is a value too, never replaced by another
+                yield require(
+                    "value" in result and same_json(value, body),
+                    call.id,
+                    f"the body returned {body!r}: the success must carry exactly that value "
+                    f"(a snapshot of it); it carries {result.get('value', '(no value)')!r}",
+                )
             continue
         value = body_value(view, call)
         if value is MISSING or has_special(value) or valid_against(schema, value):
@@ -245,11 +256,13 @@ _SCHEMAS = st.sampled_from(
 _RENDERS = st.sampled_from(
     ["json", "text", "args", "value", "call", {"const": [{"type": "text", "text": "fixed"}]}]
 )
-_META = st.sampled_from(
-    ["json", "text", "args", "value", "call", {"const": {"card": "diff"}}, {"const": None}]
+_META = st.one_of(
+    st.sampled_from(["json", "text", "args", "value", "call", {"const": {"card": "diff"}}]),
+    empty_values().map(lambda v: {"const": v}),  # method 2: empty metadata is metadata
 )
 _VALUES = st.one_of(
     s.json_values(1),
+    empty_values(),  # method 2: an empty value is a value
     st.integers(-3, 3),
     st.sampled_from(["a", "é x"]),
     st.fixed_dictionaries({"n": st.integers(0, 3)}),

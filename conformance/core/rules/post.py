@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.core import strategies as s
+from conformance.core.methods import empty_values
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
 from conformance.core.rules._base import Verdict, require, rule
@@ -431,11 +432,18 @@ _REPLACEMENT = [{"type": "text", "text": "replaced"}]
 @st.composite
 def _accept_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     name = draw(s.NAMES)
-    value = draw(st.one_of(st.sampled_from(["short", 7, {"n": 2}, {"n": "x"}, None]), s.special()))
+    value = draw(
+        st.one_of(
+            st.sampled_from(["short", 7, {"n": 2}, {"n": "x"}]),
+            empty_values(),  # method 2: an empty replacement value replaces
+            s.special(),
+        )
+    )
+    content = draw(st.sampled_from([_REPLACEMENT, _REPLACEMENT, []]))  # [] is content too
     decision = draw(
         st.sampled_from(
             [
-                {"kind": "accept", "content": _REPLACEMENT},
+                {"kind": "accept", "content": content},
                 {"kind": "accept", "value": value},
                 {"kind": "accept", "content": _REPLACEMENT, "value": value},
             ]

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.core import strategies as s
-from conformance.core.methods import near_misses_of
+from conformance.core.methods import empties, near_misses_of
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
 from conformance.core.rules._base import Scenario, Verdict, require, rule
@@ -455,7 +455,7 @@ def _approval_scenarios(draw: st.DrawFn) -> s.Scenario:
             [{"return": "rejected"}],
             [{"return": "cancelled"}],
             [{"return": "unavailable"}],
-            [{"return": None}],
+            *([{"return": v}] for v in empties()),  # method 2: no empty value is a grant
             [{"return": 1}],
             [{"yield": 2}, {"return": "rejected"}],
             [{"throw": "approval backend down"}],
@@ -600,6 +600,8 @@ MALFORMED: list[Steps] = [
     [{"return": ["allow"]}],
     [{"throw": "policy crashed"}],
     [{"callNext": True}, {"throw": "policy crashed after next"}],
+    # method 2: no empty value is a decision ({} above all: no kind is no allow)
+    *([{"return": v}] for v in empties()),
 ]
 
 

@@ -185,3 +185,21 @@ def forward_concludes_on_failure(run: Prepared, signal: Any) -> ToolRunContext:
     failure (its turn mark already dropped) still ends the outer run, though only an
     authoritative nested success may."""
     return _AnyMarkContext(run, signal)
+
+
+@mutant(
+    "CTX-1",
+    "a deferred context that is empty ('', 0, false, [], {}) is dropped as nothing",
+    replaces="reference.registry:ToolRunContext",
+)
+class SkipsEmptyContexts(ToolRunContext):
+    """``if not message: return`` in ``deferContext``, to skip "nothing": but an empty string,
+    a zero, ``false``, an empty list or object is a message the body deferred on purpose (a
+    cleared status, a zero count), and CTX-1 says it rides the result like any other."""
+
+    __slots__ = ()
+
+    def defer_context(self, message: Any) -> None:
+        if not message:  # the bug: "nothing to defer"
+            return
+        super().defer_context(message)
