@@ -177,9 +177,9 @@ GUARD_OBJECTIONS: list[list[Mapping[str, Any]]] = [
     [{"return": {"kind": "allow"}}],
     [{"return": ["no"]}],
     [{"observe": "execution"}, {"return": "read-only session"}],
-    # method 2: an empty value is something, not nothing
-    *[[{"return": v}] for v in empties() if v is not None and v != ""],
 ]
+# method 2: an empty value is something, not nothing
+GUARD_OBJECTIONS += [[{"return": v}] for v in empties() if v is not None and v != ""]
 
 
 @st.composite
