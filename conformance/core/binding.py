@@ -11,9 +11,15 @@ stand for; :func:`jsonable` is the JSON form the trace records of any value.
 
 from __future__ import annotations
 
+import collections
+import datetime
+import decimal
+import enum
+import fractions
 import json
 import math
-from collections.abc import Mapping, Sequence
+import types
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from conformance.core.steps import ScriptError
@@ -58,7 +64,40 @@ def _special(kind: str) -> Any:
         return {1: "one"}
     if kind == "host-object":
         return object()
+    host = _HOST_VALUES.get(kind)  # method 4: host values a lazy JSON check lets through
+    if host is not None:
+        return host()
     raise ScriptError(f"unknown $special {kind!r}")
+
+
+class _Plain:
+    """An instance of a plain class: attributes, no JSON form (the ``class-instance`` kind)."""
+
+    def __init__(self) -> None:
+        self.x = 1
+
+
+class _Text(str):
+    """A subclass of str (the ``scalar-subclass`` kind)."""
+
+
+class _Level(enum.IntEnum):
+    ONE = 1
+
+
+#: The ``$special`` host values of methods.json ``hostValues`` (its ``python`` column).
+_HOST_VALUES: dict[str, Callable[[], Any]] = {
+    "decimal": lambda: decimal.Decimal("0.1"),
+    "fraction": lambda: fractions.Fraction(1, 3),
+    "bytes": lambda: b"a",
+    "datetime": lambda: datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC),
+    "mapping": lambda: types.MappingProxyType({"k": 1}),
+    "sequence": lambda: collections.deque([1, 2]),
+    "class-instance": _Plain,
+    "sparse-array": lambda: [1, ..., 3],  # Python lists have no holes: a host object in one
+    "scalar-subclass": lambda: _Text("a"),
+    "enum-member": lambda: _Level.ONE,
+}
 
 
 def jsonable(value: Any, _active: frozenset[int] = frozenset()) -> JSON:

@@ -39,6 +39,7 @@ __all__ = [
     "empties",
     "empty_values",
     "family",
+    "host_kinds",
     "main",
     "meaning",
     "near_miss_values",
@@ -214,6 +215,15 @@ def meaning(hook: str, value: JSON) -> str:
     """What ``value`` means returned at ``hook`` (the table's words)."""
     entry = table()["nothingVsEmpty"]["hooks"][hook]["meaning"]
     return str(entry.get(json.dumps(value), entry["default"]))
+
+
+# -------------------------------------------------------- method 4: host values
+
+
+def host_kinds(verdict: str | None = "reject") -> list[str]:
+    """The ``$special`` host value kinds of the table with this verdict (None: every kind)."""
+    kinds = table()["hostValues"]["kinds"]
+    return [k for k, entry in kinds.items() if verdict is None or entry["verdict"] == verdict]
 
 
 # ------------------------------------------------------------------- the sweeps

@@ -14,7 +14,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.core.methods import near_miss_values
+from conformance.core.methods import host_kinds, near_miss_values
 
 __all__ = [
     "FINALIZERS",
@@ -135,6 +135,8 @@ SPECIALS = st.sampled_from(
         "list-cycle",
         "non-string-key",
         "host-object",
+        # method 4: the host values a lazy JSON check lets through (methods.json hostValues)
+        *host_kinds("reject"),
     ]
 )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.core import strategies as s
-from conformance.core.methods import empties, family, near_miss_values, sweep
+from conformance.core.methods import empties, family, host_kinds, near_miss_values, sweep
 
 Scenario = dict[str, Any]
 
@@ -313,5 +313,60 @@ def _empty_wrapper_returns() -> Scenario:
         [{"call": s.call(f"c{i}", "run", {}, agent=f"a{i}")} for i in range(len(values))],
         description="An empty value is no result.",
         wrappers=wrappers,
+        observers=[s.listener("observer", [])],
+    )
+
+
+# -------------------------------------------------------- method 4: host values
+
+_METHOD_4 = "method 4, host value kinds"
+
+
+def _kinds() -> list[dict[str, str]]:
+    return [{"$special": kind} for kind in host_kinds("reject")]
+
+
+@sweep("PIPE-2", "host-arguments", _METHOD_4)
+def _host_arguments() -> Scenario:
+    """A call per host value kind in its arguments (at the top and nested): each is
+    INVALID_ARGS, reaching no policy stage and not the body."""
+    calls = []
+    for i, value in enumerate(_kinds()):
+        args = {"v": value} if i % 2 else {"nested": {"list": [1, value]}}
+        calls.append({"call": s.call(f"c{i}", "run", args)})
+    return s.scenario(
+        "",
+        [s.tool("run", [{"observe": "arguments"}, {"return": "ran"}])],
+        calls,
+        description="A host value that looks like JSON is not lossless JSON.",
+        preExecute=[s.listener("pre", [{"observe": "arguments"}, {"delegate": True}])],
+        observers=[s.listener("observer", [])],
+    )
+
+
+@sweep("OUT-5", "host-values", _METHOD_4)
+def _host_values() -> Scenario:
+    """A tool per host value kind whose body returns it (or holds it inside), one whose
+    presentationMeta projects it, one whose post-execute accept replaces the value with it:
+    none may succeed."""
+    tools, calls, post = [], [], []
+    for i, value in enumerate(_kinds()):
+        tools.append(s.tool(f"body{i}", [{"return": value if i % 2 else {"n": [value]}}]))
+        meta = {"schema": {}, "render": "json", "presentationMeta": {"const": {"card": value}}}
+        tools.append(s.tool(f"meta{i}", [{"return": "ok"}], output=meta))
+        tools.append(s.tool(f"post{i}", [{"return": "ok"}]))
+        decision = {"kind": "accept", "value": value}
+        post.append(s.listener(f"post-{i}", [{"return": decision}], scope=f"a{i}"))
+        calls += [
+            {"call": s.call(f"body-{i}", f"body{i}", {})},
+            {"call": s.call(f"meta-{i}", f"meta{i}", {})},
+            {"call": s.call(f"post-{i}", f"post{i}", {}, agent=f"a{i}")},
+        ]
+    return s.scenario(
+        "",
+        tools,
+        calls,
+        description="A host value that looks like JSON is rejected where it enters.",
+        postExecute=post,
         observers=[s.listener("observer", [])],
     )

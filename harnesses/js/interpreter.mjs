@@ -81,6 +81,38 @@ class Return {
 /** The JS stand-in for Python's `object()`: an instance of a non-plain class. */
 class HostObject {}
 
+/** A class whose instances carry an own field (the `class-instance` kind). */
+class Plain {
+  constructor() {
+    this.x = 1
+  }
+}
+
+/** A number-like object (the `fraction` kind: JavaScript has no fraction). */
+class Fraction {
+  valueOf() {
+    return 1 / 3
+  }
+}
+
+/**
+ * The `$special` host values of methods.json `hostValues` (its `javascript` column): where
+ * JavaScript has no such kind (a decimal, a fraction, an enum) the nearest one.
+ */
+const HOST_VALUES = {
+  decimal: () => 10n,
+  fraction: () => new Fraction(),
+  bytes: () => new Uint8Array([97]),
+  datetime: () => new Date(Date.UTC(2026, 0, 1)),
+  mapping: () => new Map([['k', 1]]),
+  sequence: () => new Set([1, 2]),
+  'class-instance': () => new Plain(),
+  // eslint-disable-next-line no-sparse-arrays
+  'sparse-array': () => [1, , 3],
+  'scalar-subclass': () => new String('a'), // eslint-disable-line no-new-wrappers
+  'enum-member': () => new Number(1), // eslint-disable-line no-new-wrappers
+}
+
 /**
  * Replace `{"$special": ...}` markers with the non-JSON values they stand for.
  * @param {unknown} value - scenario JSON
@@ -125,6 +157,8 @@ function special(kind) {
     case 'host-object':
       return new HostObject()
     default:
+      // method 4: host values a lazy JSON check lets through (methods.json hostValues)
+      if (Object.hasOwn(HOST_VALUES, kind)) return HOST_VALUES[kind]()
       throw new ScriptError(`unknown $special ${JSON.stringify(kind)}`)
   }
 }

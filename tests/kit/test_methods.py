@@ -8,8 +8,17 @@ from typing import Any
 import pytest
 from jsonschema.validators import Draft202012Validator
 
+from conformance.core.binding import decode
 from conformance.core.evaluate import judge
-from conformance.core.methods import METHODS_PATH, family, near_misses, stale, sweeps, table
+from conformance.core.methods import (
+    METHODS_PATH,
+    family,
+    host_kinds,
+    near_misses,
+    stale,
+    sweeps,
+    table,
+)
 from conformance.core.scenario import SCHEMA_DIR, validate
 from conformance.vocab import ErrorCode
 
@@ -85,3 +94,14 @@ def test_a_near_miss_of_an_error_code_fails_the_rule_that_requires_the_code() ->
         }
         verdicts = judge(scenario, trace)["PIPE-4"]
         assert verdicts and not all(v.ok for v in verdicts), miss
+
+
+@pytest.mark.parametrize("kind", host_kinds(None))
+def test_every_host_value_kind_decodes_and_only_the_latitude_is_json(kind: str) -> None:
+    """The standard encoder writes a may-accept kind exactly as JSON, and refuses the rest."""
+    value = decode({"$special": kind})
+    if table()["hostValues"]["kinds"][kind]["verdict"] == "may-accept":
+        assert json.loads(json.dumps(value)) in ("a", 1)
+    else:
+        with pytest.raises((TypeError, ValueError)):
+            json.dumps(value, allow_nan=False)

@@ -68,3 +68,15 @@ test('Maps are read and written by key, nested arrays spliced', () => {
   assert.deepEqual(result.get('content'), [{ type: 'text', text: 'b' }])
   assert.equal(execution.has('callId'), false)
 })
+
+test('every host value kind of methods.json decodes, and only the latitude is plain JSON', async () => {
+  const { readFileSync } = await import('node:fs')
+  const { decode } = await import('../index.mjs')
+  const table = JSON.parse(readFileSync(new URL('../../../conformance/fixtures/schema/methods.json', import.meta.url), 'utf8'))
+  for (const [kind, entry] of Object.entries(table.hostValues.kinds)) {
+    const value = decode({ $special: kind })
+    const plain = value === null || ['string', 'number', 'boolean'].includes(typeof value) || (Array.isArray(value) && Object.keys(value).length === value.length && Object.getPrototypeOf(value) === Array.prototype) || (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype)
+    assert.equal(plain, false, kind)
+    if (entry.verdict === 'may-accept') assert.ok(['"a"', '1'].includes(JSON.stringify(value)), kind)
+  }
+})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from typing import Any
 
 from jsonschema.validators import Draft202012Validator
@@ -135,3 +136,21 @@ def list_cycles_recurse(value: Any, path: str, active: set[int]) -> Any:
     ``RecursionError`` escapes instead of a clean INVALID_ARGS / INVALID_TOOL_OUTPUT (OUT-5
     fails; on the arguments' side PIPE-2 reports an error: ``execute`` raised)."""
     return _materialize_dict_cycles(value, path, active)
+
+
+_concrete_materialize = _json._materialize
+
+
+@mutant(
+    "OUT-5",
+    "numbers are recognized by numbers.Real, not by type: a Fraction becomes a float",
+    replaces="reference._json:_materialize",
+)
+def real_numbers_coerced(value: Any, path: str, active: set[int]) -> Any:
+    """A "duck-typed" JSON check: ``isinstance(value, numbers.Real)`` instead of ``int`` or
+    ``float``, then ``float(value)``. It still rejects NaN and infinities, decimals and
+    strings, but a ``Fraction(1, 3)`` -- an exact value the encoder cannot write -- is
+    silently rounded to ``0.333...`` and published as a success."""
+    if type(value) not in (bool, int, float) and isinstance(value, numbers.Real):
+        value = float(value)  # the bug: coerced, not rejected
+    return _concrete_materialize(value, path, active)
