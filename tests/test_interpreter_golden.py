@@ -241,7 +241,9 @@ class Runner:
             spec = {"steps": steps, **({"byCall": run["byCall"]} if "byCall" in run else {})}
             return s.approval(spec).request(execution)
         sync: dict[str, Callable[[], Any]] = {
-            "classifier": lambda: s.classifier({"name": ident, "isConcurrencySafe": steps})(None),
+            "classifier": lambda: s.classifier({"name": ident, "isConcurrencySafe": steps})(
+                decode(run.get("execution", {}).get("arguments"))
+            ),
             "finalize": lambda: s.finalizer({"name": ident, "finalizeContent": steps})(
                 execution, result
             ),
@@ -418,8 +420,8 @@ _WHO = {"stage", "id", "call", "tool", "agent", "hasParent"}
 
 def test_the_table_is_the_interpreters_and_the_scenario_schemas() -> None:
     """Handlers exist for exactly the table's kinds; argument shapes equal the scenario schema's."""
-    assert set(ASYNC_STEPS) | set(SYNC_STEPS) | {"return"} == set(STEPS)
-    assert {k for k, s in STEPS.items() if s.sync} - {"return"} == set(SYNC_STEPS)
+    assert set(ASYNC_STEPS) | set(SYNC_STEPS) | {"return", "pick"} == set(STEPS)
+    assert {k for k, s in STEPS.items() if s.sync} - {"return", "pick"} == set(SYNC_STEPS)
     scenario = json.loads((SCHEMA_DIR / "scenario.schema.json").read_text(encoding="utf-8"))
     shapes = scenario["$defs"]["step"]["properties"]
     assert set(shapes) == set(STEPS)

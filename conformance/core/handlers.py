@@ -20,7 +20,10 @@ from conformance.core.steps import STEPS, ScriptError
 if TYPE_CHECKING:
     from conformance.core.interpreter import Session
 
-__all__ = ["ASYNC_STEPS", "SYNC_STEPS", "AsyncStep", "SyncStep"]
+__all__ = ["ASYNC_STEPS", "ENDINGS", "SYNC_STEPS", "AsyncStep", "SyncStep"]
+
+#: The steps that end a script with a value, handled by the interpreter itself.
+ENDINGS: Final = frozenset({"return", "pick"})
 
 
 class _Return(Exception):
@@ -31,9 +34,9 @@ class _Return(Exception):
 # --------------------------------------------------------------- the step table
 #
 # What each step kind is comes from steps.json; below is one handler per step kind
-# (``return`` is handled by the interpreter itself). A step out of the stages the
-# table allows, or an async step in a synchronous script, is a ScriptError -- a
-# malformed scenario, never blamed on the implementation.
+# (the ending steps ``return`` and ``pick`` are handled by the interpreter itself).
+# A step out of the stages the table allows, or an async step in a synchronous
+# script, is a ScriptError -- a malformed scenario, never blamed on the implementation.
 
 
 @dataclass
@@ -51,6 +54,8 @@ class _Frame:
     forwarded: int = 0
     remembered: list[Any] = field(default_factory=list)
     restore: list[Callable[[], None]] = field(default_factory=list)
+    #: The arguments a classifier is handed (its script has no execution).
+    arguments: Any = None
 
 
 async def _next(session: Session, frame: _Frame, remember: bool, give_back: bool) -> None:
@@ -179,7 +184,7 @@ _HANDLERS: Final[Mapping[str, AsyncStep | SyncStep]] = {
 
 def _split_handlers() -> tuple[Mapping[str, AsyncStep], Mapping[str, SyncStep]]:
     """The handlers by the table's sync flag; any disagreement with the table fails the import."""
-    if set(_HANDLERS) != set(STEPS) - {"return"}:
+    if set(_HANDLERS) != set(STEPS) - ENDINGS:
         raise ImportError(f"handlers disagree with the step table: {set(_HANDLERS) ^ set(STEPS)}")
     asynchronous: dict[str, AsyncStep] = {}
     synchronous: dict[str, SyncStep] = {}

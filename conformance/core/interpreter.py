@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from conformance.core.binding import ABSENT, JSON, Binding, canonical_json, decode, jsonable
-from conformance.core.handlers import ASYNC_STEPS, SYNC_STEPS, _Frame, _Return
+from conformance.core.handlers import ASYNC_STEPS, ENDINGS, SYNC_STEPS, _Frame, _Return
 from conformance.core.steps import (  # re-exported: the step table's names
     MUTATE_OPS,
     MUTATION_OPS,
@@ -174,7 +174,9 @@ class Session:
     def classifier(self, spec: Mapping[str, Any]) -> Callable[[Any], Any]:
         def is_concurrency_safe(arguments: Any) -> Any:
             self.events.append({"stage": "classifier", "tool": spec["name"], "at": "enter"})
-            return self.run_sync(spec["isConcurrencySafe"], "classifier", spec["name"], decode)
+            return self.run_sync(
+                spec["isConcurrencySafe"], "classifier", spec["name"], decode, arguments=arguments
+            )
 
         return is_concurrency_safe
 
@@ -376,8 +378,8 @@ class Session:
         try:
             for step in steps:
                 kind, arg = checked(step, stage, sync=False)
-                if kind == "return":
-                    raise _Return(convert(arg))
+                if kind in ENDINGS:
+                    raise _Return(convert(self._ending(frame, kind, arg)))
                 if kind in ASYNC_STEPS:
                     await ASYNC_STEPS[kind](self, frame, arg)
                 else:
@@ -409,17 +411,20 @@ class Session:
         *,
         execution: Any = None,
         result: Any = None,
+        arguments: Any = None,
     ) -> Any:
         """Run a synchronous script (guards, classifiers, finalizers)."""
         frame = _Frame(stage, self._who(stage, ident, execution), execution, result)
+        frame.arguments = arguments
         try:
             for step in steps:
                 kind, arg = checked(step, stage, sync=True)
-                if kind == "return":
-                    value = convert(arg)
+                if kind in ENDINGS:
+                    answer = self._ending(frame, kind, arg)
+                    value = convert(answer)
                     if frame.keep is not None:
                         self.kept[frame.keep] = value
-                    self.events.append({**frame.who, "at": "exit", "returned": jsonable(arg)})
+                    self.events.append({**frame.who, "at": "exit", "returned": jsonable(answer)})
                     return value
                 SYNC_STEPS[kind](self, frame, arg)
         except ScriptError:
@@ -429,6 +434,23 @@ class Session:
             raise
         self.events.append({**frame.who, "at": "exit", "returned": None})
         return None
+
+    def _ending(self, frame: _Frame, kind: str, arg: Any) -> JSON:
+        """The scenario JSON an ending step returns: ``return``'s own value, or what ``pick``
+        reads at its path of the arguments the callable is handed (null when absent)."""
+        if kind == "return":
+            return arg
+        b = self.binding
+        if frame.stage == "classifier":
+            value = frame.arguments
+        else:
+            value = b.arguments(frame.ctx if frame.ctx is not None else frame.execution)
+        try:
+            for key in arg:
+                value = b.read(value, key)
+        except (LookupError, AttributeError, TypeError):
+            return None
+        return jsonable(value)
 
     def _signal(self, execution: Any, ctx: Any, dispatch: Any) -> Any:
         holder = ctx if ctx is not None else dispatch if dispatch is not None else execution

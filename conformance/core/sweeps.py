@@ -370,3 +370,107 @@ def _host_values() -> Scenario:
         postExecute=post,
         observers=[s.listener("observer", [])],
     )
+
+
+# ---------------------------------------------------- method 5: per-call answers
+
+_METHOD_5 = "method 5, per-call independence"
+#: Answers alternating between calls of one tool: a decision cached per tool shows.
+_ALTERNATE = (0, 1, 0, 1, 1, 0)
+
+
+@sweep("PRE-2", "per-call-decisions", _METHOD_5)
+def _per_call_decisions() -> Scenario:
+    """One listener answers each call of one tool by its own arguments: allow, deny, allow..."""
+    decisions = [{"kind": "allow"}, {"kind": "deny", "reason": "not this one"}]
+    calls = [
+        {"call": s.call(f"c{i}", "run", {"n": i, "decision": decisions[k]}, agent="main")}
+        for i, k in enumerate(_ALTERNATE)
+    ]
+    return s.scenario(
+        "",
+        [s.tool("run", [{"return": "ran"}])],
+        calls,
+        rules=["PRE-2", "PRE-1"],
+        description="A decision is made per call, never cached per tool.",
+        preExecute=[s.listener("policy", [{"pick": ["decision"]}])],
+        observers=[s.listener("observer", [])],
+    )
+
+
+@sweep("GUARD-2", "per-call-objections", _METHOD_5)
+def _per_call_objections() -> Scenario:
+    """One guard answers each call of one tool by its own arguments: nothing, an objection..."""
+    objections = [None, "not this one"]
+    calls = [
+        {"call": s.call(f"c{i}", "run", {"n": i, "objection": objections[k]}, agent="main")}
+        for i, k in enumerate(_ALTERNATE)
+    ]
+    return s.scenario(
+        "",
+        [s.tool("run", [{"return": "ran"}])],
+        calls,
+        rules=["GUARD-2", "GUARD-1"],
+        description="A guard's verdict is per call.",
+        guards=[s.listener("guard", [{"pick": ["objection"]}])],
+        observers=[s.listener("observer", [])],
+    )
+
+
+@sweep("PRE-4", "per-call-answers", _METHOD_5)
+def _per_call_answers() -> Scenario:
+    """The same ask (tool, agent, reason) answered differently per call."""
+    answers = ["allowed-once", "rejected", "cancelled"]
+    order = (0, 1, 0, 2, 1, 0)
+    by_call = {f"c{i}": [{"return": answers[k]}] for i, k in enumerate(order)}
+    return s.scenario(
+        "",
+        [s.tool("run", [{"return": "ran"}])],
+        [{"call": s.call(c, "run", {"n": i}, agent="main")} for i, c in enumerate(by_call)],
+        description="An approval is consent to one call: never remembered for the next.",
+        preExecute=[s.listener("permission", [{"return": {"kind": "ask", "reason": "check"}}])],
+        approval={"steps": [{"return": "rejected"}], "byCall": by_call},
+        observers=[s.listener("observer", [])],
+    )
+
+
+@sweep("PIPE-4", "per-call-validation", _METHOD_5)
+def _per_call_validation() -> Scenario:
+    """Valid and invalid arguments of one tool, alternating: each call validated."""
+    params = {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}
+    arguments = [{"path": "a"}, {"path": 1}]
+    calls = [
+        {"call": s.call(f"c{i}", "run", arguments[k], agent="main")}
+        for i, k in enumerate(_ALTERNATE)
+    ]
+    return s.scenario(
+        "",
+        [s.tool("run", [{"return": "ran"}], parameters=params)],
+        calls,
+        description="Validation is per call.",
+        observers=[s.listener("observer", [])],
+    )
+
+
+@sweep("CONC-2", "per-call-verdicts", _METHOD_5)
+def _per_call_verdicts() -> Scenario:
+    """One batch of one tool whose classifier answers each member by its own arguments:
+    parallel, exclusive, parallel...; each member is classified for itself."""
+    verdicts = [True, True, False, True, 1, True]
+    batch = [s.call(f"c{i}", "either", {"n": i, "safe": v}) for i, v in enumerate(verdicts)]
+    either = s.tool(
+        "either",
+        [{"yield": 3}, {"yield": 3}, {"return": "ran"}],
+        isConcurrencySafe=[{"pick": ["safe"]}],
+    )
+    return s.scenario(
+        "",
+        [either],
+        [
+            {"batch": batch, "maxParallel": 2},
+            {"executionMode": s.call("q0", "either", {"safe": 1})},
+        ],
+        rules=["CONC-2", "CONC-1"],
+        description="Classification is per call, in the batch driver too.",
+        observers=[s.listener("observer", [])],
+    )

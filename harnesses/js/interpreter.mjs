@@ -550,6 +550,8 @@ class Frame {
     this.keep = undefined
     /** How many `forward` steps this script ran (a nested call's default id). */
     this.forwarded = 0
+    /** The arguments a classifier is handed (its script has no execution). */
+    this.args = undefined
   }
 }
 
@@ -638,7 +640,7 @@ export class Session {
   classifier(spec) {
     return (args) => {
       this.events.push({ stage: 'classifier', tool: spec.name, at: 'enter' })
-      return this.runSync(spec.isConcurrencySafe, 'classifier', spec.name, (v) => nothing(decode(v)))
+      return this.runSync(spec.isConcurrencySafe, 'classifier', spec.name, (v) => nothing(decode(v)), { args })
     }
   }
 
@@ -791,7 +793,7 @@ export class Session {
       try {
         for (const step of steps) {
           const [kind, arg, entry] = checked(step, stage, false)
-          if (kind === 'return') throw new Return(convert(arg))
+          if (ENDINGS.has(kind)) throw new Return(convert(this.ending(frame, kind, arg)))
           // Await only what suspends: like awaiting a Python coroutine that
           // never suspends, a step that settles at once costs no turn.
           if (entry.suspends) await HANDLERS[kind](this, frame, arg)
@@ -818,15 +820,17 @@ export class Session {
   }
 
   /** Run a synchronous script (guards, classifiers, finalizers). */
-  runSync(steps, stage, ident, convert, { execution, result } = {}) {
+  runSync(steps, stage, ident, convert, { execution, result, args } = {}) {
     const frame = new Frame(stage, this.who(stage, ident, execution), execution, { result })
+    frame.args = args
     try {
       for (const step of steps) {
         const [kind, arg] = checked(step, stage, true)
-        if (kind === 'return') {
-          const value = convert(arg)
+        if (ENDINGS.has(kind)) {
+          const answer = this.ending(frame, kind, arg)
+          const value = convert(answer)
           if (frame.keep !== undefined) this.kept.set(frame.keep, value)
-          this.events.push({ ...frame.who, at: 'exit', returned: jsonable(arg) })
+          this.events.push({ ...frame.who, at: 'exit', returned: jsonable(answer) })
           return value
         }
         HANDLERS[kind](this, frame, arg)
@@ -841,6 +845,22 @@ export class Session {
     }
     this.events.push({ ...frame.who, at: 'exit', returned: null })
     return undefined
+  }
+
+  /**
+   * The scenario JSON an ending step returns: `return`'s own value, or what `pick` reads at
+   * its path of the arguments the callable is handed (null when absent).
+   */
+  ending(frame, kind, arg) {
+    if (kind === 'return') return arg
+    const b = this.binding
+    let value = frame.stage === 'classifier' ? frame.args : b.arguments(frame.ctx ?? frame.execution)
+    try {
+      for (const key of arg) value = b.read(value, key)
+    } catch {
+      return null
+    }
+    return jsonable(value)
   }
 
   signalOf(execution, ctx, dispatch) {
@@ -1080,9 +1100,12 @@ const HANDLERS = {
   },
 }
 
+/** The steps that end a script with a value, handled by the interpreter itself. */
+const ENDINGS = new Set(['return', 'pick'])
+
 /** Handlers for exactly the table's kinds; a handler is async exactly when its step suspends. */
 function checkHandlers() {
-  const kinds = Object.keys(STEP_TABLE.steps).filter((kind) => kind !== 'return')
+  const kinds = Object.keys(STEP_TABLE.steps).filter((kind) => !ENDINGS.has(kind))
   const missing = kinds.filter((kind) => !(kind in HANDLERS))
   const extra = Object.keys(HANDLERS).filter((kind) => !(kind in STEP_TABLE.steps))
   if (missing.length || extra.length) {

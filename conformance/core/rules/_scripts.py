@@ -23,6 +23,7 @@ __all__ = [
     "first_terminal",
     "may_abort",
     "passive",
+    "picked",
     "step_kinds",
     "terminal",
 ]
@@ -72,11 +73,14 @@ def terminal(steps: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     return steps[done] if done < len(steps) else None
 
 
-def first_terminal(steps: Sequence[Mapping[str, Any]]) -> tuple[str, JSON] | None:
+def first_terminal(
+    steps: Sequence[Mapping[str, Any]], arguments: JSON = None
+) -> tuple[str, JSON] | None:
     """How a synchronous script settles, ("return" | "throw", arg), if only safe steps precede it.
 
     Stricter than :func:`terminal`: None unless every earlier step is in
-    SYNC_SAFE_STEPS; running off the end returns None (``("return", None)``).
+    SYNC_SAFE_STEPS; running off the end returns None (``("return", None)``). A ``pick``
+    returns what its path reads in ``arguments`` (the call's, as scenario JSON), when given.
     """
     done = executed(steps)
     if any(kind not in SYNC_SAFE_STEPS for kind in step_kinds(done)):
@@ -85,7 +89,22 @@ def first_terminal(steps: Sequence[Mapping[str, Any]]) -> tuple[str, JSON] | Non
     if last is None:
         return ("return", None)
     ((kind, arg),) = last.items()
+    if kind == "pick":
+        return None if arguments is None else ("return", picked(arguments, arg))
     return (kind, arg) if kind in ("return", "throw") else None
+
+
+def picked(arguments: JSON, path: Sequence[Any]) -> JSON:
+    """What a ``pick`` step reads at ``path`` of the (scenario JSON) arguments: null if absent."""
+    value = arguments
+    for key in path:
+        found = (isinstance(value, Mapping) and isinstance(key, str) and key in value) or (
+            isinstance(value, list) and type(key) is int and 0 <= key < len(value)
+        )
+        if not found:
+            return None
+        value = value[key]
+    return value
 
 
 def passive(steps: Sequence[Mapping[str, Any]]) -> bool:

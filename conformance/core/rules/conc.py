@@ -36,7 +36,7 @@ def expected_mode(view: View, call: Mapping[str, Any]) -> str | None:
         return None
     if not valid:
         return "exclusive"
-    verdict = first_terminal(spec["isConcurrencySafe"])
+    verdict = first_terminal(spec["isConcurrencySafe"], arguments_of(call))
     if verdict is None:
         return None
     kind, value = verdict
@@ -236,7 +236,8 @@ CLASSIFIERS: st.SearchStrategy[list[dict[str, Any]] | None] = st.one_of(
 @st.composite
 def _mode_scenarios(draw: st.DrawFn) -> s.Scenario:
     tool = s.tool("read_file", [{"return": "ok"}])
-    classifier = draw(CLASSIFIERS)
+    # method 5: one classifier answering each query by its own arguments (per-call verdicts)
+    classifier = draw(st.one_of(CLASSIFIERS, st.just([{"pick": ["safe"]}])))
     if classifier is not None:
         tool["isConcurrencySafe"] = classifier
     if draw(st.booleans()):
@@ -263,6 +264,9 @@ def _mode_scenarios(draw: st.DrawFn) -> s.Scenario:
                         {"path": "a"},
                         {"path": 1},
                         {"path": {"$special": "nan"}},
+                        {"path": "a", "safe": True},
+                        {"path": "b", "safe": False},
+                        {"path": "c", "safe": 1},
                     ]
                 ),
                 s.AGENTS,
@@ -315,11 +319,23 @@ def _batch_scenarios(draw: st.DrawFn) -> s.Scenario:
     group = draw(st.lists(st.sampled_from(["safe", "quick"]), min_size=size, max_size=size))
     names = ["serial"] * before + group + ["serial"] * after
     batch = [s.call(f"c{i}", name, {"path": str(i)}) for i, name in enumerate(names)]
+    if draw(st.booleans()):  # method 5: one tool, a per-call verdict for each member
+        answers = [name != "serial" for name in names]
+        batch = [
+            s.call(f"c{i}", "either", {"path": str(i), "safe": answer})
+            for i, answer in enumerate(answers)
+        ]
     if draw(st.integers(0, 7)) == 0:
         limit = 0  # a pool of zero: refused, or run as a pool of one (never hung, never unbounded)
+    # no barrier: its exclusive members would wait at it alone; yields interleave overlap
+    either = s.tool(
+        "either",
+        [{"yield": 3}, {"yield": 3}, {"return": "per call"}],
+        isConcurrencySafe=[{"pick": ["safe"]}],
+    )
     return s.scenario(
         "generated/CONC-2",
-        [safe, quick, serial],
+        [safe, quick, serial, either],
         [{"batch": batch, "maxParallel": limit}],
         preExecute=[s.listener("policy", [{"delegate": True}])],
         observers=[s.listener("observer", [])],

@@ -153,7 +153,7 @@ class Runner {
       case 'approval':
         return s.approvalRequest({ steps, ...(run.byCall ? { byCall: run.byCall } : {}) })(execution)
       case 'classifier':
-        return s.classifier({ name: id, isConcurrencySafe: steps })(undefined)
+        return s.classifier({ name: id, isConcurrencySafe: steps })(decode(run.execution?.arguments))
       case 'finalize':
         return s.finalizer({ name: id, finalizeContent: steps })(execution, result)
       case 'guard':

@@ -312,3 +312,40 @@ mutant(
     replaces="adapter",
     name="approved-then-rewritten",
 )(_approved_then_rewritten)
+
+
+class _ShapeCachedValidator:
+    """A parameters validator that remembers its verdict per argument *shape* (the keys)."""
+
+    def __init__(self, inner: Draft202012Validator) -> None:
+        self._inner = inner
+        self._verdicts: dict[Any, list[Any]] = {}
+
+    def iter_errors(self, instance: Any) -> Any:
+        shape = tuple(sorted(instance)) if isinstance(instance, dict) else type(instance).__name__
+        if shape not in self._verdicts:  # the bug: the first call's verdict, for every call
+            self._verdicts[shape] = list(self._inner.iter_errors(instance))
+        return iter(self._verdicts[shape])
+
+
+@mutant("PIPE-4", "the parameters verdict is cached per argument shape (the keys), not per call")
+class ValidationCachedByShape(Registry):
+    """Validating every call "is slow", so the verdict is cached by the arguments' keys: the
+    first ``{"path": "a"}`` passes, and then ``{"path": 1}`` -- the same keys, a wrong type --
+    reaches the body too. Validation is a per-call decision (PIPE-4): every call's own
+    arguments are checked."""
+
+    def register(self, definition: Mapping[str, Any], scope: str | None = None) -> Any:
+        dispose = super().register(definition, scope)
+        layer = self._global if scope is None else self._scoped[scope]
+        name = str(definition["name"])
+        tool = layer[name]
+        cached = _ShapeCachedValidator(tool.params_validator)
+        mine = layer[name] = dataclasses.replace(tool, params_validator=cached)  # type: ignore[arg-type]
+
+        def dispose_mine() -> None:
+            if layer.get(name) is mine:
+                layer[name] = tool
+                dispose()
+
+        return dispose_mine
