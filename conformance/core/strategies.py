@@ -9,6 +9,7 @@ is judged against *every* rule whose premise it meets.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,6 +32,8 @@ __all__ = [
     "listener",
     "near_miss_decisions",
     "outcome_scenario",
+    "path_scenario",
+    "path_scenarios",
     "post_decisions",
     "pre_decisions",
     "scenario",
@@ -379,3 +382,74 @@ def outcome_scenario(
         ]
     extra["observers"] = [listener(f"observer-{i}", []) for i in range(observers)]
     return scenario(f"generated/{outcome}", [spec], [{"call": first}], **extra)
+
+
+# ------------------------------------------------------ method 6: every path
+
+#: The situations a call is put in, each (target tool, its arguments): one call per path.
+PATH_CASES: Mapping[str, tuple[str, dict[str, Any]]] = {
+    "runs": ("open", {"decision": {"kind": "allow"}}),
+    "shadowed": ("shadowed", {"decision": {"kind": "allow"}}),
+    "hidden": ("hidden", {"decision": {"kind": "allow"}}),
+    "invalid": ("strict", {"decision": {"kind": "allow"}, "path": 1}),
+    "denied": ("open", {"decision": {"kind": "deny", "reason": "not here"}}),
+    "guarded": ("open", {"decision": {"kind": "allow"}, "objection": "not here either"}),
+}
+_ALLOW = {"decision": {"kind": "allow"}}
+
+
+def path_scenario(cases: Sequence[str], agent: str = "main") -> Scenario:
+    """Each case's call made model-direct, as a batch member, as the nested call of a
+    composite tool (``via-<case>`` forwards it) and as a ``run_code`` program's one call,
+    under mode ``both``; a pre-execute listener and a guard answer each call by its own
+    arguments (``pick``), so the outer calls pass and the case's own call meets its fate."""
+    tools = [
+        tool("open", [{"return": "open"}], finalizeContent=[{"return": None}]),
+        tool("shadowed", [{"return": "global"}]),
+        tool("shadowed", [{"return": "scoped"}], key="shadowed#agent", scope=agent),
+        tool("hidden", [{"return": "hidden"}], scope="elsewhere"),
+        tool(
+            "strict",
+            [{"return": "strict"}],
+            parameters={
+                "type": "object",
+                "required": ["path"],
+                "properties": {"path": {"type": "string"}},
+            },
+        ),
+    ]
+    actions: list[dict[str, Any]] = []
+    for case in cases:
+        name, arguments = PATH_CASES[case]
+        tools.append(
+            tool(
+                f"via-{case}",
+                [{"forward": {"name": name, "arguments": arguments}}, {"return": "via"}],
+            )
+        )
+        program = json.dumps({"steps": [{"call": name, "arguments": arguments}]})
+        code = {"code": program, "description": f"the {case} call", **_ALLOW}
+        actions += [
+            {"call": call(f"{case}-direct", name, arguments, agent=agent)},
+            {"call": call(f"{case}-via", f"via-{case}", dict(_ALLOW), agent=agent)},
+            {"call": call(f"{case}-program", "run_code", code, agent=agent)},
+            {"batch": [call(f"{case}-member", name, arguments, agent=agent)]},
+        ]
+    return scenario(
+        "generated/paths",
+        tools,
+        actions,
+        registry={"mode": "both"},
+        preExecute=[listener("policy", [{"observe": "execution"}, {"pick": ["decision"]}])],
+        guards=[listener("guard", [{"pick": ["objection"]}])],
+        postExecute=[listener("post", [{"observe": "result"}, {"delegate": True}])],
+        observers=[listener("observer", [])],
+    )
+
+
+def path_scenarios() -> st.SearchStrategy[Scenario]:
+    """A few of the path cases, in any order, for one of two agents."""
+    return st.tuples(
+        st.lists(st.sampled_from(sorted(PATH_CASES)), min_size=1, max_size=3, unique=True),
+        st.sampled_from(["main", "helper"]),
+    ).map(lambda ca: path_scenario(ca[0], ca[1]))

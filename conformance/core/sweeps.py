@@ -474,3 +474,38 @@ def _per_call_verdicts() -> Scenario:
         description="Classification is per call, in the batch driver too.",
         observers=[s.listener("observer", [])],
     )
+
+
+# ------------------------------------------------------ method 6: every path
+
+
+_METHOD_6 = "method 6, every path a call can take"
+
+#: The path cases each rule is judged on (method 6), its sweep holding each case's call made
+#: model-direct, as a batch member, as a composite's nested call and as a run_code
+#: sub-dispatch.
+_PATHS: dict[str, tuple[str, ...]] = {
+    "CODE-2": tuple(sorted(s.PATH_CASES)),
+    "PRE-8": ("denied", "runs"),
+    "GUARD-3": ("guarded", "runs"),
+    "FIN-2": ("denied", "invalid", "runs"),
+    "PRE-2": ("denied",),
+    "GUARD-2": ("guarded",),
+    "PIPE-4": ("invalid",),
+    "SCOPE-1": ("hidden",),
+    "SCOPE-2": ("runs", "shadowed"),
+}
+
+
+def _path_sweep(rule: str, cases: tuple[str, ...]) -> None:
+    def build() -> Scenario:
+        out = s.path_scenario(cases)
+        out["rules"] = [rule]
+        out["description"] = f"The same call ({', '.join(cases)}) agrees with itself on every path."
+        return out
+
+    sweep(rule, "every-path", _METHOD_6)(build)
+
+
+for _rule, _cases in _PATHS.items():
+    _path_sweep(_rule, _cases)

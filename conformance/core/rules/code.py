@@ -25,6 +25,7 @@ from conformance.core.rules._facts import (
     is_content,
     resolution_known,
 )
+from conformance.core.rules._paths import disagreements, during
 from conformance.vocab import RUN_CODE, ErrorCode
 
 POLICY_STAGES = ("pre-execute", "approval", "guard", "post-execute")
@@ -125,6 +126,13 @@ def _first_stage(view: View, agent: str | None) -> str:
 def CODE_2(view: View) -> Iterator[Verdict]:
     """A run_code program's calls traverse the full pipeline with a parent; native/both run direct
     calls."""
+    # method 6: a sub-dispatch meets every stage its model-direct twin meets
+    yield from disagreements(
+        view,
+        ("pre-execute", "guard", "post-execute", "body"),
+        "a sub-dispatch goes through the full pipeline",
+        paths=("run_code sub-dispatch",),
+    )
     if not view.lifecycle_static:
         return
     if view.mode in ("native", "both"):
@@ -168,7 +176,9 @@ def CODE_2(view: View) -> Iterator[Verdict]:
     if not expected:
         return
     problems: list[str] = []
-    events = view.trace.get("events", [])
+    # the sub-dispatches of the run_code calls (not a composite tool's nested calls)
+    runs = {call.id: call for call in outer}
+    events = [e for call in runs.values() for e in during(view, call)]
     for (name, stage), count in sorted(expected.items()):
         seen = [
             e
@@ -422,6 +432,7 @@ def _reserved_scenarios(draw: st.DrawFn) -> s.Scenario:
 
 
 focus("CODE-1", _direct_scenarios(), "code-mode")
-focus("CODE-2", _program_scenarios(), "code-mode")
+# method 6: the same call on every path (direct, batch member, composite, run_code)
+focus("CODE-2", st.one_of(_program_scenarios(), s.path_scenarios()), "code-mode")
 focus("CODE-3", _log_scenarios(), "code-mode")
 focus("CODE-4", _reserved_scenarios())

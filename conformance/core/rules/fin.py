@@ -24,6 +24,7 @@ from conformance.core.rules._facts import (
     outcome_scenario,
     resolved_spec,
 )
+from conformance.core.rules._paths import disagreements
 
 # ------------------------------------------------------------------ helpers
 
@@ -91,6 +92,8 @@ def FIN_1(view: View) -> Iterator[Verdict]:
 def FIN_2(view: View) -> Iterator[Verdict]:
     """A resolved definition's finalizeContent runs exactly once, for every outcome, before
     tools/result."""
+    # method 6: a nested call or sub-dispatch is finalized like its model-direct twin
+    yield from disagreements(view, ("finalize",), "every execution is finalized exactly once")
     for call in view.calls:
         if not call.returned:
             continue

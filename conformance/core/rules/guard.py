@@ -17,6 +17,7 @@ from conformance.core.rules._facts import (
     dispatchable,
     may_abort,
 )
+from conformance.core.rules._paths import disagreements
 
 
 def _objections(call: CallView) -> dict[str, Any]:
@@ -137,6 +138,13 @@ focus("GUARD-1", _monotonic_scenarios())
 @rule("GUARD-2", "Guard denial fail-closed")
 def GUARD_2(view: View) -> Iterator[Verdict]:
     """A guard objection -- a reason, a throw, anything but nothing -- denies; no body runs."""
+    # method 6: the same call as a nested call or sub-dispatch meets the same objection
+    yield from disagreements(
+        view,
+        ("body", "outcome"),
+        "a guard's objection holds on every path",
+        when=lambda direct: bool(_objections(direct)) and direct.is_error,
+    )
     aborts = may_abort(view.scenario)
     for call in view.calls:
         if not call.returned or _ambiguous(call):
@@ -209,6 +217,8 @@ focus("GUARD-2", _objecting_scenarios())
 @rule("GUARD-3", "Scoped guards")
 def GUARD_3(view: View) -> Iterator[Verdict]:
     """A guard registered for one agent applies only to that agent's calls."""
+    # method 6: a nested call or sub-dispatch is a call of its agent: the same guards judge it
+    yield from disagreements(view, ("guard",), "guards judge every call of their scope")
     guards = view.scenario.get("guards", [])
     if not any(g.get("scope") is not None for g in guards):
         return

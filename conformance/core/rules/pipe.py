@@ -22,6 +22,7 @@ from conformance.core.rules._facts import (
     same_json,
     valid_against,
 )
+from conformance.core.rules._paths import disagreements
 from conformance.core.surface import Cell, cells, probe_scenario
 from conformance.vocab import ErrorCode
 
@@ -197,9 +198,26 @@ def _policy_may_stop(view: View, call: CallView) -> bool:
     )
 
 
+def _invalid(view: View, call: CallView) -> bool:
+    spec = resolved_spec(view, call, static_only=True)
+    args = arguments_of(call)
+    return (
+        spec is not None
+        and not has_special(args)
+        and not valid_against(spec.get("parameters", {"type": "object"}), args)
+    )
+
+
 @rule("PIPE-4", "Parameters enforced before the body")
 def PIPE_4(view: View) -> Iterator[Verdict]:
     """Arguments violating ``parameters``: INVALID_ARGS, the body never runs."""
+    # method 6: the same invalid call as a nested call or sub-dispatch never runs either
+    yield from disagreements(
+        view,
+        ("body", "outcome"),
+        "parameters are enforced on every path",
+        when=lambda direct: _invalid(view, direct) and direct.code == ErrorCode.INVALID_ARGS,
+    )
     for call in view.calls:
         if not call.returned:
             continue

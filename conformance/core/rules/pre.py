@@ -20,6 +20,7 @@ from conformance.core.rules._facts import (
     may_abort,
     terminal,
 )
+from conformance.core.rules._paths import disagreements
 
 # ------------------------------------------------------------------ helpers
 
@@ -187,9 +188,16 @@ focus("PRE-1", _waterfall_scenarios())
 # ------------------------------------------------------------------- PRE-2
 
 
+def _denied(call: CallView) -> bool:
+    decision = call.decision()
+    return decision_form(decision) == "ok" and decision.get("kind") == "deny" and call.is_error
+
+
 @rule("PRE-2", "Deny")
 def PRE_2(view: View) -> Iterator[Verdict]:
     """An effective deny(reason) is an error result carrying the reason; the body never runs."""
+    # method 6: the same denied call as a nested call or sub-dispatch is denied too
+    yield from disagreements(view, ("body", "outcome"), "a deny holds on every path", when=_denied)
     aborts = may_abort(view.scenario)
     for call in view.calls:
         if not dispatchable(view, call) or not call.entered("pre-execute"):
@@ -750,6 +758,10 @@ focus("PRE-7", _abort_listener_scenarios())
 @rule("PRE-8", "Scope-filtered listeners")
 def PRE_8(view: View) -> Iterator[Verdict]:
     """A listener registered for one agent sees only that agent's calls; a global one sees all."""
+    # method 6: a nested call or sub-dispatch is a call of its agent: the same listeners see it
+    yield from disagreements(
+        view, ("pre-execute",), "listeners see every call of their scope, on every path"
+    )
     listeners = view.scenario.get("preExecute", [])
     if not any(e.get("scope") is not None for e in listeners):
         return

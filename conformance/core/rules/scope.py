@@ -20,6 +20,7 @@ from conformance.core.rules._facts import (
     masked,
     may_abort,
 )
+from conformance.core.rules._paths import disagreements
 from conformance.vocab import RUN_CODE
 
 
@@ -133,6 +134,13 @@ def SCOPE_1(view: View) -> Iterator[Verdict]:
             f"(isError={call.is_error}, code={call.code}, "
             f"stages run={sorted({str(e.get('stage')) for e in ran})})",
         )
+    # method 6: the same call as a nested call or sub-dispatch is as unknown
+    yield from disagreements(
+        view,
+        ("body", "outcome"),
+        "a name the scope cannot see is unknown on every path",
+        when=lambda direct: _unseen(view, direct) is not None and direct.code == UNKNOWN_TOOL,
+    )
     for hidden, missing in itertools.product(unseen["hidden"], unseen["missing"]):
         if hidden.spec.get("agent") != missing.spec.get("agent"):
             continue
@@ -210,6 +218,13 @@ def catalog(view: View, scope: str | None) -> set[str]:
 @rule("SCOPE-2", "One visibility view")
 def SCOPE_2(view: View) -> Iterator[Verdict]:
     """schemas(scope) lists exactly what a model-direct call from that scope can execute."""
+    # method 6: a nested call or sub-dispatch resolves the calling agent's view too
+    yield from disagreements(
+        view,
+        ("outcome",),
+        "lookup and execution resolve through the caller's one visibility view",
+        when=lambda direct: direct.returned and not direct.is_error,
+    )
     if not view.lifecycle_static:
         return
     for index, action, answer in view.answers("schemas"):

@@ -168,3 +168,17 @@ def finalizer_error_propagates(
     if content is None:
         return result
     return _ORIGINAL_FINALIZE(lambda e, r: content, execution, result)
+
+
+@mutant("FIN-2", "a nested call (one with a parent) is never finalized")
+class NestedCallsNotFinalized(Registry):
+    """ "A nested result never reaches the model: the outer tool's finalizer owns the content",
+    so calls with a parent -- a composite tool's nested call, a run_code sub-dispatch -- skip
+    their own finalizeContent. But the finalizer is the tool's last invariant on its content
+    (the seed's bash caps its output there), and a composite forwards or quotes that content:
+    FIN-2 holds for every execution whose definition was resolved, on every path."""
+
+    async def complete(self, run: Prepared) -> ToolResult:
+        if run.execution.parent is not None:
+            run.finalizer = None  # the bug
+        return await super().complete(run)
