@@ -316,6 +316,8 @@ class Session:
                     "call": call_id,
                     "keys": keys,
                     "reason": jsonable(b.get(request, "reason")),
+                    # every field, as JSON: PRE-5 searches them all for a copy of the arguments
+                    "fields": {key: jsonable(b.get(request, key)) for key in keys},
                 }
                 shown = b.request_arguments(request)
                 if shown is not ABSENT:

@@ -509,3 +509,34 @@ def _path_sweep(rule: str, cases: tuple[str, ...]) -> None:
 
 for _rule, _cases in _PATHS.items():
     _path_sweep(_rule, _cases)
+
+
+# ------------------------------------------------- method 7: copies in any form
+
+
+@sweep("PRE-5", "copies", "method 7, copies of what must not be copied")
+def _copies() -> Scenario:
+    """Calls whose arguments are distinctive, to tools with and without a presentCall, asked
+    with and without a reason: no field of any approval request may carry a copy of them."""
+    arguments = [
+        {"path": "/home/ana/notes/secret-plan.md"},
+        {"command": "rm -rf ./build && make release", "cwd": "/srv/app"},
+        {"payment": {"to": "mallory@example.com", "amount": 500}},
+    ]
+    tools = [
+        s.tool("plain", [{"return": "done"}]),
+        s.tool("shown", [{"return": "done"}], presentCall="args"),
+    ]
+    calls = [
+        {"call": s.call(f"c{i}-{name}", name, args, agent="main")}
+        for i, args in enumerate(arguments)
+        for name in ("plain", "shown")
+    ]
+    return s.scenario(
+        "",
+        tools,
+        calls,
+        description="The request carries the call id and the reason, and no copy of the arguments.",
+        preExecute=[s.listener("permission", [{"return": {"kind": "ask", "reason": "check"}}])],
+        approval={"steps": [{"return": "rejected"}]},
+    )

@@ -741,12 +741,15 @@ export class Session {
       const b = session.binding
       const callId = b.callId(req)
       const shown = b.requestArguments(req)
+      const keys = b.keys(req).sort()
       session.events.push({
         stage: 'approval',
         at: 'request',
         call: callId,
-        keys: b.keys(req).sort(),
+        keys,
         reason: jsonable(b.get(req, 'reason')),
+        // every field, as JSON: PRE-5 searches them all for a copy of the arguments
+        fields: Object.fromEntries(keys.map((key) => [key, jsonable(b.get(req, key))])),
         ...(shown === ABSENT ? {} : { arguments: shown }),
       })
       const steps = spec.byCall?.[callId] ?? spec.steps

@@ -19,6 +19,7 @@ from conformance.core.model import MISSING
 
 __all__ = [
     "args_valid",
+    "copies",
     "has_special",
     "is_content",
     "masked",
@@ -159,3 +160,65 @@ def project(kind: Any, args: Any, value: Any, *, content: bool, got: Any) -> boo
         parsed = _parsed(got)
         return parsed is not MISSING and same_json(parsed, payload)
     return same_json(got, payload)
+
+
+def _leaves(value: JSON) -> Iterable[JSON]:
+    if isinstance(value, Mapping):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield value
+
+
+def _parts(value: JSON) -> Iterable[JSON]:
+    """``value`` and every object or array inside it."""
+    if isinstance(value, (Mapping, list)):
+        yield value
+        for item in value.values() if isinstance(value, Mapping) else value:
+            yield from _parts(item)
+
+
+def copies(value: JSON, haystack: JSON, ignore: Iterable[str] = ()) -> list[str]:
+    """Where ``haystack`` carries a copy of ``value``, in any form (method 7): its JSON text
+    (compact, spaced, sorted or not) or a distinctive string of it inside any string; the
+    value, or any non-empty object or array of it, as a nested value. Strings shorter than
+    five characters, or occurring in one of ``ignore`` (the call's own id, tool, agent, the
+    reason the scenario gave), are too common to prove a copy."""
+    if value in ({}, [], None) or has_special(value):
+        return []
+    known = [w for w in ignore if isinstance(w, str)]
+    texts = {
+        json.dumps(value, separators=(",", ":")),
+        json.dumps(value, separators=(",", ":"), sort_keys=True),
+        json.dumps(value),
+        json.dumps(value, sort_keys=True),
+        json.dumps(value, ensure_ascii=False),
+    }
+    texts |= {
+        leaf
+        for leaf in _leaves(value)
+        if isinstance(leaf, str) and len(leaf) >= 5 and not any(leaf in w for w in known)
+    }
+    parts = [p for p in _parts(value) if p and len(json.dumps(p)) >= 8]
+    found: list[str] = []
+
+    def walk(item: JSON, where: str) -> None:
+        if any(same_json(item, part) for part in parts):
+            found.append(f"{where} holds {item!r}")
+            return
+        if isinstance(item, str):
+            hits = sorted(t for t in texts if t in item)
+            if hits:
+                found.append(f"{where} contains {hits[0]!r}")
+        elif isinstance(item, Mapping):
+            for key, inner in item.items():
+                walk(inner, f"{where}.{key}")
+        elif isinstance(item, list):
+            for i, inner in enumerate(item):
+                walk(inner, f"{where}[{i}]")
+
+    walk(haystack, "$")
+    return found

@@ -20,6 +20,7 @@ from conformance.core.rules._facts import (
     may_abort,
     terminal,
 )
+from conformance.core.rules._json import copies
 from conformance.core.rules._paths import disagreements
 
 # ------------------------------------------------------------------ helpers
@@ -544,6 +545,12 @@ def PRE_5(view: View) -> Iterator[Verdict]:
             reason = decision.get("reason") if isinstance(decision, Mapping) else None
             if isinstance(reason, str) and reason and event.get("reason") != reason:
                 problems.append(f"its reason is {event.get('reason')!r}, not the ask's {reason!r}")
+            # method 7: no copy in any form -- in any field, the reason and a message included
+            own = [call.id, str(call.spec.get("name")), str(call.spec.get("agent")), str(reason)]
+            fields = {k: v for k, v in (event.get("fields") or {}).items() if k not in leaked}
+            found = copies(call.arguments, fields, own)
+            if found:
+                problems.append(f"it carries a copy of the arguments: {'; '.join(found[:3])}")
         yield require(
             not problems,
             subject,
@@ -552,16 +559,29 @@ def PRE_5(view: View) -> Iterator[Verdict]:
         )
 
 
+_DISTINCTIVE = [
+    "/home/ana/notes/secret-plan.md",
+    "rm -rf ./build && make release",
+    "transfer 500 EUR to mallory",
+    {"to": "mallory@example.com", "amount": 500},
+]
+
+
 @st.composite
 def _request_scenarios(draw: st.DrawFn) -> s.Scenario:
     name = draw(s.NAMES)
     reason = draw(st.sampled_from(["runs a command", "writes outside the workspace"]))
     ask = {"kind": "ask", "reason": reason} if draw(st.booleans()) else {"kind": "ask"}
     arguments = draw(st.dictionaries(s.KEYS, s.json_values(1), min_size=1, max_size=3))
+    if draw(st.booleans()):  # method 7: values distinctive enough that a copy of them shows
+        arguments[draw(s.KEYS)] = draw(st.sampled_from(_DISTINCTIVE))
     answer = draw(st.sampled_from(["allowed-once", "rejected", "unavailable"]))
+    tool = s.tool(name, [{"return": "done"}])
+    if draw(st.booleans()):
+        tool["presentCall"] = draw(st.sampled_from(["args", "call"]))
     return s.scenario(
         "generated/PRE-5",
-        [s.tool(name, [{"return": "done"}])],
+        [tool],
         [{"call": s.call("c0", name, arguments, agent=draw(st.sampled_from(["main", "helper"])))}],
         preExecute=[s.listener("permission", [{"return": ask}])],
         approval={"steps": [{"return": answer}]},

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import reference.registry as regmod
@@ -309,3 +310,42 @@ def unknown_kinds_fall_through(decision: Any) -> Mapping[str, Any]:
     ):
         return decision
     return _CHECK_PRE_DECISION(decision)
+
+
+@dataclass(frozen=True, slots=True)
+class _PreviewRequest(ApprovalRequest):
+    """An approval request with a UI preview of the call."""
+
+    preview: Any = None
+
+
+@mutant("PRE-5", "the approval request carries a preview: the tool's presentCall of the arguments")
+class ApprovalRequestPreview(Registry):
+    """A helpful registry renders the call for the approver: the request gains a ``preview``
+    field holding the tool's own ``presentCall(args)``. No field is named ``arguments``, yet the
+    preview is a second rendering of them -- exactly what PRE-5 forbids: it can drift from
+    the card the UI already streamed, and the person approves what the preview says."""
+
+    async def _approve(self, execution: ToolExecution, reason: str | None) -> str | None:
+        service = self.approval
+        tool = self._resolve(execution.name, execution.agent, execution.parent)
+        present = tool.definition.get("present_call") if tool is not None else None
+        if service is None or execution.agent is None or not callable(present):
+            return await super()._approve(execution, reason)
+        request = _PreviewRequest(
+            call_id=execution.call_id,
+            tool_name=execution.name,
+            agent=execution.agent,
+            reason=reason,
+            signal=execution.signal,
+            preview=present(execution.arguments),  # the bug: a copy of the arguments
+        )
+        try:
+            answer = await regmod._settle(service.request(request))
+        except Exception as e:
+            return f"the approval service failed: {e}"
+        if answer == "allowed-once":
+            return None
+        return (
+            regmod.APPROVAL_DENIALS.get(answer, "denied") if isinstance(answer, str) else "denied"
+        )
