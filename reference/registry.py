@@ -33,7 +33,7 @@ import functools
 import inspect
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
@@ -302,6 +302,9 @@ class Registry:
         self._listeners: dict[str, list[_Entry]] = {event: [] for event in EVENTS}
         self._guards: list[_Entry] = []
         self._run_code: _Tool | None = None
+        # PIPE-2: the snapshot taken when each call was made, until its prepare() takes it
+        # (keyed by the call's identity; the entry holds the call, so the id is not reused)
+        self._snapshots: dict[int, tuple[ToolExecutionInput, Any, str | None]] = {}
 
     # ------------------------------------------------------------ registration
 
@@ -421,24 +424,42 @@ class Registry:
 
     # ---------------------------------------------------------------- pipeline
 
-    async def execute(self, call: ToolExecutionInput) -> ToolResult:
-        """Run one call through the whole pipeline; returns the authoritative result."""
+    def execute(self, call: ToolExecutionInput) -> Coroutine[Any, Any, ToolResult]:
+        """Run one call through the whole pipeline; returns the authoritative result.
+
+        The arguments are snapshotted now, when the call is made -- not when the returned
+        coroutine is first awaited: a caller that changes its object in between changes
+        nothing (PIPE-2).
+        """
+        self.snapshot(call)
+        return self._execute(call)
+
+    async def _execute(self, call: ToolExecutionInput) -> ToolResult:
         run = await self.prepare(call)
         if run.ready:
             await self.dispatch(run)
         return await self.complete(run)
 
+    def snapshot(self, call: ToolExecutionInput) -> None:
+        """PIPE-2: take the call's one lossless snapshot of its arguments now (``prepare``
+        uses it); a driver calls it for every call when it is handed them (``run_batch``).
+        A call already snapshotted keeps its snapshot: there is one, taken at the call."""
+        if self._snapshots.get(id(call), (None,))[0] is call:
+            return
+        try:
+            # PIPE-2: one lossless snapshot, deep-frozen. PIPE-3: decisions carry no
+            # rewrite, so every stage and the body see exactly these arguments.
+            arguments, bad_args = materialize(call.arguments, "$.arguments"), None
+        except NotLosslessJSON as e:
+            arguments, bad_args = None, f"arguments are not lossless JSON: {e}"
+        self._snapshots[id(call)] = (call, arguments, bad_args)
+
     async def prepare(self, call: ToolExecutionInput) -> Prepared:
         """Materialize, resolve, and run the policy stages ① and ② (PIPE-1)."""
         tool = self._resolve(call.name, call.agent, call.parent)
         token = ExecutionToken()
-        try:
-            # PIPE-2: one lossless snapshot, deep-frozen. PIPE-3: decisions carry no
-            # rewrite, so every stage and the body see exactly these arguments.
-            arguments = materialize(call.arguments, "$.arguments")
-            bad_args: str | None = None
-        except NotLosslessJSON as e:
-            arguments, bad_args = None, f"arguments are not lossless JSON: {e}"
+        self.snapshot(call)  # (a no-op when the call was snapshotted when it was made)
+        _, arguments, bad_args = self._snapshots.pop(id(call))
         execution = ToolExecution(
             token, call.call_id, call.name, arguments, call.signal, call.agent, call.parent
         )

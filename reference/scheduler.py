@@ -14,7 +14,8 @@ races between overlapping bodies must commute or fail closed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 from reference._types import ToolExecutionInput, ToolResult
 from reference.registry import Prepared, Registry
@@ -22,10 +23,22 @@ from reference.registry import Prepared, Registry
 __all__ = ["run_batch"]
 
 
-async def run_batch(
+def run_batch(
     registry: Registry, calls: Sequence[ToolExecutionInput], *, max_parallel: int = 4
+) -> Coroutine[Any, Any, list[ToolResult]]:
+    """Run ``calls`` as one turn's batch; results come back in model order.
+
+    Every call's arguments are snapshotted now, when the batch is handed over (PIPE-2): a
+    later member's are not taken only when its turn comes.
+    """
+    for call in calls:
+        registry.snapshot(call)
+    return _run_batch(registry, calls, max_parallel)
+
+
+async def _run_batch(
+    registry: Registry, calls: Sequence[ToolExecutionInput], max_parallel: int
 ) -> list[ToolResult]:
-    """Run ``calls`` as one turn's batch; results come back in model order."""
     if max_parallel < 1:
         raise ValueError("max_parallel must be at least 1")
     modes = [registry.execution_mode(call) for call in calls]  # CONC-1

@@ -71,7 +71,8 @@ def test_every_scriptable_stage_is_in_the_table_and_gaps_say_why() -> None:
 
 def test_capabilities_filter_the_cells() -> None:
     assert all(not c.capabilities for c in cells([]))
-    assert {c.stage for c in cells([])} == {"body"}  # every other stage is a capability
+    # every other stage is a capability (the caller's writes need none)
+    assert {c.stage for c in cells([])} == {"body", "caller"}
     pipeline = {c.stage for c in cells(PIPELINE_STAGES)}
     assert {c.stage for c in cells()} - pipeline == {"approval", "code-dispatch-log"}
     with_approval = {c.stage for c in cells([*PIPELINE_STAGES, "approval"])}

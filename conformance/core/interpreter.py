@@ -90,6 +90,13 @@ def _calls(action: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [action["call"]] if "call" in action else list(action.get("batch", []))
 
 
+class _Caller:
+    """What a caller's write is attributed to: its own call (``mutate`` of stage ``caller``)."""
+
+    def __init__(self, call_id: str) -> None:
+        self.call_id = call_id
+
+
 class _Barrier:
     def __init__(self, parties: int) -> None:
         self.parties = parties
@@ -142,6 +149,22 @@ class Session:
         """Remember the input object the adapter built for a call (``mutate`` target ``caller``)."""
         self.caller_inputs[call_id] = call_input
         return call_input
+
+    def caller_writes(self, call: Mapping[str, Any], moment: str) -> None:
+        """The writes the caller makes to its own objects at ``moment``: ``afterInvoke``
+        (right after invoking execute, before awaiting it) or ``afterResult`` (after it
+        returned). Each is attempted like a ``mutate`` step of stage ``caller`` and recorded
+        with id ``after-invoke`` / ``after-result``."""
+        writes = call.get(moment)
+        if not writes:
+            return
+        call_id = str(call["callId"])
+        ident = "after-invoke" if moment == "afterInvoke" else "after-result"
+        frame = _Frame(
+            "caller", {"stage": "caller", "id": ident, "call": call_id}, _Caller(call_id)
+        )
+        for write in writes:
+            SYNC_STEPS["mutate"](self, frame, write)
 
     def call_of(self, execution: Any) -> str | None:
         """The scenario's call an execution belongs to (its call id, unless a stage forged it)."""

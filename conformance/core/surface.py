@@ -283,6 +283,7 @@ def probe_scenario(cell: Cell, call_id: str = "c0") -> dict[str, Any] | None:
         return _code_probe(cell, call_id)
     writes = cell.group or (cell.step,)
     mutate = [*({"mutate": dict(step)} for step in writes), *(dict(step) for step in cell.then)]
+    caller = [dict(step) for step in writes] if cell.stage == "caller" else []
 
     def at(stage: str, *, result: bool = False) -> list[dict[str, Any]]:
         seen: list[dict[str, Any]] = [{"observe": "arguments"}, {"observe": "execution"}]
@@ -341,6 +342,8 @@ def probe_scenario(cell: Cell, call_id: str = "c0") -> dict[str, Any] | None:
     }
     if cell.stage == "approval":
         out["approval"] = {"steps": [*mutate, {"return": "allowed-once"}]}
+    if caller:  # the caller writes right after invoking execute, before awaiting it
+        out["actions"][0]["call"]["afterInvoke"] = caller
     return out
 
 

@@ -540,3 +540,43 @@ def _copies() -> Scenario:
         preExecute=[s.listener("permission", [{"return": {"kind": "ask", "reason": "check"}}])],
         approval={"steps": [{"return": "rejected"}]},
     )
+
+
+# ---------------------------------------------------- method 8: the caller's timing
+
+_METHOD_8 = "method 8, timing of the caller"
+_WRITES: list[dict[str, Any]] = [
+    {"target": "caller-arguments", "path": ["path"], "value": "tampered"},
+    {"target": "caller-arguments", "path": ["items"], "op": "append", "value": "late"},
+    {"target": "caller", "path": ["arguments"], "value": {"replaced": True}},
+]
+
+
+@sweep("PIPE-2", "caller-moments", _METHOD_8)
+def _caller_moments() -> Scenario:
+    """The caller changes its objects right after invoking execute (and the batch driver),
+    before awaiting, and again after the result: no stage, no later member sees a change."""
+
+    def call(call_id: str) -> dict[str, Any]:
+        out = s.call(call_id, "run", {"path": "a", "items": [1]}, agent="main")
+        out["afterInvoke"] = [dict(w) for w in _WRITES]
+        out["afterResult"] = [dict(w) for w in _WRITES]
+        return out
+
+    observe = [{"observe": "arguments"}, {"observe": "execution"}]
+    tool = s.tool("run", [*observe, {"yield": 2}, {"return": "ok"}])
+    tool["isConcurrencySafe"] = [{"pick": ["parallel"]}]
+    members = [call(f"m{i}") for i in range(3)]
+    members[1]["arguments"]["parallel"] = True
+    members[2]["arguments"]["parallel"] = True
+    return s.scenario(
+        "",
+        [tool],
+        [{"call": call("c0")}, {"batch": members, "maxParallel": 2}, {"call": call("c1")}],
+        rules=["PIPE-2", "PIPE-3"],
+        description="Later changes change nothing, counted from the moment of the call.",
+        preExecute=[s.listener("pre", [*observe, {"delegate": True}])],
+        guards=[s.listener("guard", [*observe, {"return": None}])],
+        postExecute=[s.listener("post", [*observe, {"delegate": True}])],
+        observers=[s.listener("observer", observe)],
+    )

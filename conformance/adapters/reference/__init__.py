@@ -246,6 +246,7 @@ class ReferenceAdapter:
         actions = await run_actions(
             scenario,
             execute=lambda call: registry.execute(call_input(call)),
+            caller_writes=session.caller_writes,
             batch=lambda calls, n: self._batch(
                 registry, [call_input(c) for c in calls], max_parallel=n
             ),
@@ -304,19 +305,34 @@ async def run_actions(
     register: Callable[[str], dict[str, Any]],
     dispose: Callable[[str, bool], None],
     result_json: Callable[[Any], Any],
+    caller_writes: Callable[[Mapping[str, Any], str], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run a scenario's actions in order; one answer per action (shared by Python adapters)."""
+    """Run a scenario's actions in order; one answer per action (shared by Python adapters).
+
+    A call's ``afterInvoke`` writes are made right after ``execute`` (or ``batch``) is
+    invoked and before it is awaited, its ``afterResult`` writes after it returned
+    (``caller_writes``: ``Session.caller_writes``; None: none are made)."""
+
+    def writes(calls: list[Mapping[str, Any]], moment: str) -> None:
+        if caller_writes is not None:
+            for call in calls:
+                caller_writes(call, moment)
+
     answers: list[dict[str, Any]] = []
     for action in scenario.get("actions", []):
         try:
             if "call" in action:
-                result = await asyncio.wait_for(execute(action["call"]), ACTION_DEADLINE_S)
+                pending = execute(action["call"])
+                writes([action["call"]], "afterInvoke")  # before the first await
+                result = await asyncio.wait_for(pending, ACTION_DEADLINE_S)
                 answers.append({"result": result_json(result)})
+                writes([action["call"]], "afterResult")
             elif "batch" in action:
-                results = await asyncio.wait_for(
-                    batch(action["batch"], action.get("maxParallel", 4)), ACTION_DEADLINE_S
-                )
+                pending = batch(action["batch"], action.get("maxParallel", 4))
+                writes(action["batch"], "afterInvoke")
+                results = await asyncio.wait_for(pending, ACTION_DEADLINE_S)
                 answers.append({"results": [result_json(r) for r in results]})
+                writes(action["batch"], "afterResult")
             elif "schemas" in action:
                 scope = action["schemas"].get("scope")
                 listed = schemas(scope)

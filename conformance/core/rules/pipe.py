@@ -317,7 +317,10 @@ def _freeze_scenarios(draw: st.DrawFn, *, everywhere: bool) -> dict[str, Any]:
         args: Any = draw(st.one_of(_NESTED_ARGS, s.arguments()))
         if not everywhere and draw(st.integers(0, 3)) == 0:
             args = {**args, "path": draw(s.special())}
-        calls.append({"call": s.call(f"c{i}", name, args)})
+        spec = s.call(f"c{i}", name, args)
+        if draw(st.integers(0, 2)) == 0:  # method 8: right after invoking, before awaiting
+            spec["afterInvoke"] = [mutate("caller-arguments")["mutate"]]
+        calls.append({"call": spec})
     return s.scenario("generated/PIPE-2", [tool], calls, **fields)
 
 

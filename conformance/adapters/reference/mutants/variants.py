@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, MutableMapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -300,13 +300,22 @@ class ScopedFirstBookkeeping(Registry):
         observers=_OBSERVED,
     ),
 )
-async def prepare_group_first(
+def prepare_group_first(
     registry: Registry, calls: Sequence[ToolExecutionInput], *, max_parallel: int = 4
-) -> list[ToolResult]:
+) -> Coroutine[Any, Any, list[ToolResult]]:
     """A different but legal schedule (CONC-2): policy for every call of a parallel group runs
     first, in model order; then the bodies run in a pool bounded by ``max_parallel``; then
     the results complete in model order. Exclusive calls run alone, through the three
-    phases, as barriers. A pool of fewer than one is refused up front, worded its own way."""
+    phases, as barriers. A pool of fewer than one is refused up front, worded its own way.
+    Like any driver, it snapshots every call's arguments when it is handed the batch."""
+    for call in calls:
+        registry.snapshot(call)  # PIPE-2: at the moment of the call
+    return _prepare_group_first(registry, calls, max_parallel)
+
+
+async def _prepare_group_first(
+    registry: Registry, calls: Sequence[ToolExecutionInput], max_parallel: int
+) -> list[ToolResult]:
     if max_parallel <= 0:
         raise RuntimeError(f"refusing a pool of {max_parallel}")
     modes = [registry.execution_mode(call) for call in calls]
