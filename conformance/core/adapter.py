@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
 from conformance.core.model import DEFAULT_CLOSED_FORMS
-from conformance.core.scenario import calls_of, listeners_of, mutates_registry, scripts_of
+from conformance.core.scenario import (
+    calls_of,
+    listener_lifecycle,
+    listeners_of,
+    mutates_registry,
+    scripts_of,
+)
 
 __all__ = [
     "CAPABILITIES",
@@ -52,6 +58,8 @@ CAPABILITIES: Final[Mapping[str, str]] = {
     "registry-mutation": "tools can be registered and disposed while a call is in flight",
     "nested-calls": "a tool body can run a nested call and forward its result (step forward)",
     "agentless-calls": "a call can carry no agent at all (PRE-4: no agent to route a question to)",
+    "listener-disposers": "listeners, guards and the timeout policy can be registered and "
+    "disposed between calls (register / dispose actions with `of`; PIPE-6)",
 }
 
 
@@ -190,6 +198,8 @@ def requirements(scenario: Mapping[str, Any]) -> frozenset[str]:
         needs.add("registry-mutation")
     if any("forward" in step for script in scripts_of(scenario) for step in script):
         needs.add("nested-calls")
+    if listener_lifecycle(scenario) is not None:
+        needs.add("listener-disposers")
     return frozenset(needs)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Final
 
-from conformance.core.scenario import mutates_registry
+from conformance.core.scenario import listener_lifecycle, mutates_registry
 from conformance.vocab import STAGES, is_action_timeout, mode_of
 
 __all__ = ["IDENTITY_FIELDS", "MISSING", "STAGES", "CallView", "View", "resolve"]
@@ -318,15 +318,30 @@ class View:
     def calls(self) -> list[CallView]:
         """Model-direct calls in action order (batch members included). Requests the
         registry refused outright are not among them, and one rule alone judges each: a call
-        made without a signal (CANCEL-1, :attr:`unsignalled`) and the members of a batch
-        asked for a pool of fewer than one that the driver refused (CONC-2,
-        :meth:`refused_batch`; a driver that ran it as a pool of one is judged by every
-        rule)."""
+        made without a signal (CANCEL-1, :attr:`unsignalled`), the members of a batch asked
+        for a pool of fewer than one that the driver refused (CONC-2, :meth:`refused_batch`;
+        a driver that ran it as a pool of one is judged by every rule), and the calls made
+        after a listener was registered or disposed between calls (PIPE-6,
+        :attr:`relisted`)."""
+        changed = listener_lifecycle(self.scenario)
         return [
             c
             for c in self.every_call
-            if not c.spec.get("withoutSignal") and c.action_index not in self._refused_batches
+            if not c.spec.get("withoutSignal")
+            and c.action_index not in self._refused_batches
+            and (changed is None or c.action_index < changed)
         ]
+
+    @cached_property
+    def relisted(self) -> list[CallView]:
+        """Calls made after a listener, guard or the timeout policy was registered or disposed
+        between calls (or while one waits to be): PIPE-6 alone judges them (the others read
+        the set-up's listeners)."""
+        changed = listener_lifecycle(self.scenario)
+        if changed is None:
+            return []
+        calls = [c for c in self.every_call if c.action_index >= changed]
+        return [c for c in calls if not c.spec.get("withoutSignal")]
 
     @cached_property
     def _refused_batches(self) -> frozenset[int]:
@@ -465,7 +480,10 @@ class View:
     @cached_property
     def lifecycle_static(self) -> bool:
         """True when no tool is registered or disposed after set-up."""
-        if any("register" in a or "dispose" in a for a in self.scenario.get("actions", [])):
+        if any(
+            ("register" in a or "dispose" in a) and "of" not in a  # a tool's, not a listener's
+            for a in self.scenario.get("actions", [])
+        ):
             return False
         return not mutates_registry(self.scenario)
 

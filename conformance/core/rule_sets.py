@@ -137,6 +137,7 @@ EXCLUDED: Final[Mapping[str, str]] = {
     "DEF-5": "layered registration with agent-scoped shadowing",
     "DEF-6": "register returning a disposer",
     "PIPE-1": "the order of this spec's five stages (wrappers inside the policy stages)",
+    "PIPE-6": "a disposer for every listener and guard registration: this spec's registration API",
     "CANCEL-1": "the caller-owned AbortSignal in every stage: this spec's signal model",
     "CANCEL-3": "the ABORTED result code after dispatch",
     "CONC-1": "exclusive by default is this spec's choice; frameworks choose parallel",

@@ -25,6 +25,7 @@ __all__ = [
     "SCHEMA_DIR",
     "FixtureError",
     "calls_of",
+    "listener_lifecycle",
     "listeners_of",
     "load_json",
     "mutates_registry",
@@ -129,6 +130,18 @@ def calls_of(scenario: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def listeners_of(scenario: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """Every listener of every stage (pre-execute, guards, wrappers, ...), in key order."""
     return [entry for key in LISTENER_KEYS for entry in scenario.get(key, [])]
+
+
+def listener_lifecycle(scenario: Mapping[str, Any]) -> int | None:
+    """The index of the first action that registers or disposes a listener, a guard or the
+    timeout policy (an action with ``of``; PIPE-6), or -1 when a listener waits for such an
+    action (``registered: false``); None when the set-up's registrations never change."""
+    for index, action in enumerate(scenario.get("actions", [])):
+        if ("register" in action or "dispose" in action) and "of" in action:
+            return index
+    if any(entry.get("registered") is False for entry in listeners_of(scenario)):
+        return -1
+    return None
 
 
 def scripts_of(scenario: Mapping[str, Any]) -> list[list[Mapping[str, Any]]]:

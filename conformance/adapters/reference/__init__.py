@@ -214,19 +214,13 @@ class ReferenceAdapter:
         for key, spec in specs.items():
             if spec.get("registered", True):
                 registrations.append(register(key))
+        listeners = _Listeners(registry, session, scenario)
         if scenario.get("timeoutPolicy"):
-            registry.use_timeout_policy()
-        for event, key, make in (
-            ("tools/pre-execute", "preExecute", session.pre_listener),
-            ("tools/execute", "wrappers", session.wrapper),
-            ("tools/post-execute", "postExecute", session.post_listener),
-            ("tools/result", "observers", session.observer),
-            ("tools/code-dispatch-log", "codeDispatchLog", session.code_dispatch_log),
-        ):
+            listeners.register("timeoutPolicy", "timeoutPolicy")
+        for key in _EVENTS:
             for spec in scenario.get(key, []):
-                registry.on(event, make(spec), scope=spec.get("scope"))
-        for spec in scenario.get("guards", []):
-            registry.guard(session.guard(spec), scope=spec.get("scope"))
+                if spec.get("registered", True):
+                    listeners.register(key, spec["id"])
 
         def call_input(call: Mapping[str, Any]) -> ToolExecutionInput:
             controller, arguments = session.caller(call)
@@ -255,6 +249,8 @@ class ReferenceAdapter:
             register=lambda key: _appended(registrations, register(key)),
             dispose=dispose,
             result_json=session.binding.result_json,
+            register_listener=listeners.register,
+            dispose_listener=listeners.dispose,
         )
         return {
             "registrations": registrations,
@@ -262,6 +258,55 @@ class ReferenceAdapter:
             "events": session.events,
             "log": json.loads(json.dumps(registry.log)),
         }
+
+
+#: The scenario keys of listeners, each with its event and the Session factory of its callable.
+_EVENTS: Mapping[str, tuple[str | None, str]] = {
+    "preExecute": ("tools/pre-execute", "pre_listener"),
+    "guards": (None, "guard"),
+    "wrappers": ("tools/execute", "wrapper"),
+    "postExecute": ("tools/post-execute", "post_listener"),
+    "observers": ("tools/result", "observer"),
+    "codeDispatchLog": ("tools/code-dispatch-log", "code_dispatch_log"),
+}
+
+
+class _Listeners:
+    """The registrations of listeners, guards and the timeout policy, and their disposers.
+
+    Registering an id again registers the very callable it registered before (a plugin that
+    reloads registers its listener anew); disposing an id runs the disposer of its latest
+    registration, and ``again`` runs the last spent one once more (PIPE-6)."""
+
+    def __init__(self, registry: Registry, session: Session, scenario: Mapping[str, Any]) -> None:
+        self._registry = registry
+        self._session = session
+        self._specs = {(key, spec["id"]): spec for key in _EVENTS for spec in scenario.get(key, [])}
+        self._made: dict[tuple[str, str], Any] = {}
+        self._live: dict[tuple[str, str], list[Callable[[], None]]] = {}
+        self._spent: dict[tuple[str, str], Callable[[], None]] = {}
+
+    def register(self, kind: str, ident: str) -> None:
+        if kind == "timeoutPolicy":
+            disposer = self._registry.use_timeout_policy()
+        else:
+            spec = self._specs[kind, ident]
+            event, factory = _EVENTS[kind]
+            made = self._made.setdefault((kind, ident), getattr(self._session, factory)(spec))
+            if event is None:
+                disposer = self._registry.guard(made, scope=spec.get("scope"))
+            else:
+                disposer = self._registry.on(event, made, scope=spec.get("scope"))
+        self._live.setdefault((kind, ident), []).append(disposer)
+
+    def dispose(self, kind: str, ident: str, again: bool = False) -> None:
+        key = (kind, ident)
+        if again:
+            if key in self._spent:
+                self._spent[key]()
+        elif self._live.get(key):
+            self._spent[key] = self._live[key].pop()
+            self._spent[key]()
 
 
 def nested_input(ctx: Any, call_id: str, name: str, arguments: Any) -> ToolExecutionInput:
@@ -306,6 +351,8 @@ async def run_actions(
     dispose: Callable[[str, bool], None],
     result_json: Callable[[Any], Any],
     caller_writes: Callable[[Mapping[str, Any], str], None] | None = None,
+    register_listener: Callable[[str, str], None] | None = None,
+    dispose_listener: Callable[[str, str, bool], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run a scenario's actions in order; one answer per action (shared by Python adapters).
 
@@ -343,6 +390,14 @@ async def run_actions(
                 answers.append(answer)
             elif "executionMode" in action:
                 answers.append({"mode": execution_mode(action["executionMode"])})
+            elif "of" in action and (register_listener is None or dispose_listener is None):
+                raise NotImplementedError("this adapter registers no listeners between calls")
+            elif "register" in action and "of" in action:
+                register_listener(action["of"], action["register"])  # type: ignore[misc]
+                answers.append({"ok": True})
+            elif "dispose" in action and "of" in action:
+                dispose_listener(action["of"], action["dispose"], bool(action.get("again")))  # type: ignore[misc]
+                answers.append({})
             elif "register" in action:
                 outcome = register(action["register"])
                 answers.append({k: v for k, v in outcome.items() if k != "key"})

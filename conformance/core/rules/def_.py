@@ -397,6 +397,8 @@ def walk(view: View) -> Walk | None:
     for index, action in enumerate(view.scenario.get("actions", [])):
         answer = answers[index] if index < len(answers) else {}
         out.steps.append((index, action, answer, dict(active), set(disposed)))
+        if "of" in action:  # a listener's registration (PIPE-6), not a tool's
+            continue
         if "register" in action and action["register"] in specs:
             key = action["register"]
             ok = answer.get("ok") if isinstance(answer.get("ok"), bool) else None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Collection, Iterator, Mapping
+from collections import Counter
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from hypothesis import strategies as st
@@ -15,6 +16,7 @@ from conformance.core.model import STAGES, CallView, View
 from conformance.core.rules import focus
 from conformance.core.rules._base import Verdict, require, rule
 from conformance.core.rules._facts import (
+    args_valid,
     arguments_of,
     has_special,
     may_abort,
@@ -471,3 +473,143 @@ def _consent_scenarios(draw: st.DrawFn) -> dict[str, Any]:
 _ASK = {"kind": "ask", "reason": "moves money"}
 
 focus("PIPE-5", _consent_scenarios(), "approval")
+
+
+# -------------------------------------------------------------------- PIPE-6
+
+#: The listener kinds PIPE-6 replays, each with the stage its events record.
+_KINDS: Mapping[str, str] = {
+    "preExecute": "pre-execute",
+    "guards": "guard",
+    "wrappers": "wrapper",
+    "postExecute": "post-execute",
+    "observers": "result",
+}
+
+
+def _history(view: View) -> dict[int, dict[str, list[str]]]:
+    """The registered listener ids of each kind (in registration order, an id once per
+    registration) before each action, replayed from the scenario: a dispose removes the
+    latest registration of its id, ``again`` nothing."""
+    active: dict[str, list[str]] = {
+        kind: [e["id"] for e in view.scenario.get(kind, []) if e.get("registered", True)]
+        for kind in _KINDS
+    }
+    out: dict[int, dict[str, list[str]]] = {}
+    for index, action in enumerate(view.scenario.get("actions", [])):
+        out[index] = {kind: list(ids) for kind, ids in active.items()}
+        kind = action.get("of")
+        if kind not in _KINDS:
+            continue
+        ids = active[kind]
+        if "register" in action:
+            ids.append(str(action["register"]))
+        elif "dispose" in action and not action.get("again") and action["dispose"] in ids:
+            del ids[len(ids) - 1 - ids[::-1].index(str(action["dispose"]))]
+    return out
+
+
+def _passes(steps: Sequence[Mapping[str, Any]], kind: str) -> bool:
+    """Does this listener let every call through to the next one (so every registered one of
+    its kind must see the call)? Delegating listeners, quiet guards, any observer."""
+    if kind == "observers":
+        return True
+    if kind == "guards":
+        return (
+            bool(steps)
+            and steps[-1] == {"return": None}
+            and all(set(step) <= {"observe"} for step in steps[:-1])
+        )
+    return (
+        bool(steps)
+        and steps[-1] == {"delegate": True}
+        and all(set(step) <= {"observe"} for step in steps[:-1])
+    )
+
+
+@rule("PIPE-6", "Listener and guard disposers")
+def PIPE_6(view: View) -> Iterator[Verdict]:
+    """Every registration of a listener, guard or the timeout policy is undone by its own
+    disposer, exactly: each call sees exactly the registrations that are active, twice
+    where one was registered twice, none that was disposed."""
+    if not view.relisted:
+        return
+    history = _history(view)
+    specs = {(k, e["id"]): e for k in _KINDS for e in view.scenario.get(k, [])}
+    for call in view.relisted:
+        if not call.returned or call.spec.get("abortBefore") or not view.lifecycle_static:
+            continue
+        tool = view.visible_tool(str(call.spec["name"]), call.spec.get("agent"))
+        if tool is None or args_valid(tool, arguments_of(call)) is not True:
+            continue
+        agent = call.spec.get("agent")
+        problems: list[str] = []
+        reached = True
+        for kind, stage in _KINDS.items():
+            ids = [
+                i
+                for i in history.get(call.action_index, {}).get(kind, [])
+                if specs[kind, i].get("scope") in (None, agent)
+            ]
+            if not all(_passes(specs[kind, i]["steps"], kind) for i in ids):
+                reached = reached and kind == "observers"
+                continue
+            if stage in ("wrapper", "post-execute") and not call.body_entered:
+                continue
+            if not reached and kind != "observers":
+                continue
+            entered = [str(e.get("id")) for e in call.entered(stage)]
+            if Counter(entered) != Counter(ids):
+                problems.append(
+                    f"{stage} ran {sorted(entered)}, but the registrations active for this call "
+                    f"are {sorted(ids)}"
+                )
+                continue
+            for scope in (None, agent):  # within one layer, registration order stands
+                mine = [i for i in ids if specs[kind, i].get("scope") == scope]
+                seen = [i for i in entered if specs[kind, i].get("scope") == scope]
+                if kind != "observers" and seen != mine:
+                    problems.append(f"{stage} ran {seen} in another order than registered {mine}")
+        yield require(
+            not problems,
+            call.id,
+            "disposing a registration must remove exactly it, and registering again must add "
+            "it again: " + "; ".join(problems),
+        )
+
+
+@st.composite
+def _disposer_scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    """Listeners of several kinds, some registered later; calls interleaved with registering
+    and disposing them -- again, out of order, a second registration of the same one."""
+    kinds = draw(st.lists(st.sampled_from(sorted(_KINDS)), min_size=1, max_size=3, unique=True))
+    fields: dict[str, Any] = {}
+    ids: list[tuple[str, str]] = []
+    for kind in kinds:
+        entries = []
+        for i in range(draw(st.integers(2, 3))):
+            ident = f"{kind}-{i}"
+            steps: list[dict[str, Any]] = [{"observe": "execution"}]
+            steps.append({"return": None} if kind == "guards" else {"delegate": True})
+            entry = s.listener(ident, [] if kind == "observers" else steps)
+            entry["scope"] = draw(st.sampled_from([None, None, "main"]))
+            if entry["scope"] is None:
+                del entry["scope"]
+            if draw(st.integers(0, 3)) == 0:
+                entry["registered"] = False
+            entries.append(entry)
+            ids.append((kind, ident))
+        fields[kind] = entries
+    actions: list[dict[str, Any]] = []
+    for i in range(draw(st.integers(2, 4))):
+        kind, ident = draw(st.sampled_from(ids))
+        verb = draw(st.sampled_from(["dispose", "dispose", "register", "again"]))
+        if verb == "again":
+            actions.append({"dispose": ident, "of": kind, "again": True})
+        else:
+            actions.append({verb: ident, "of": kind})
+        actions.append({"call": s.call(f"c{i}", "run", {"n": i}, agent="main")})
+    return s.scenario("generated/PIPE-6", [s.tool("run", [{"return": "ok"}])], actions, **fields)
+
+
+focus("PIPE-6", _disposer_scenarios(), "listener-disposers")

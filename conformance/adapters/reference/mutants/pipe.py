@@ -349,3 +349,24 @@ class ValidationCachedByShape(Registry):
                 dispose()
 
         return dispose_mine
+
+
+@mutant(
+    "PIPE-6", "a listener's disposer deletes the index its registration had, not the registration"
+)
+class DisposerByStaleIndex(Registry):
+    """The disposer remembers *where* its listener went (``index = len(entries)``) and
+    deletes that slot. Once an earlier registration is disposed, every later index points at
+    a neighbour: disposing one plugin's listener -- or running a spent disposer again --
+    silently removes another plugin's (a permission guard, an audit observer)."""
+
+    @staticmethod
+    def _add(entries: list[Any], entry: Any, prepend: bool) -> Callable[[], None]:
+        index = 0 if prepend else len(entries)
+        entries.insert(index, entry)
+
+        def dispose() -> None:
+            if index < len(entries):
+                del entries[index]  # the bug: a position, not this registration
+
+        return dispose
