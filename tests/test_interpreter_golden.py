@@ -32,6 +32,7 @@ from conformance.core.interpreter import (
     decode,
     jsonable,
 )
+from conformance.core.handlers import ThrownValue
 from conformance.core.scenario import SCHEMA_DIR, load_json
 
 CASES_DIR = SCHEMA_DIR.parent / "interpreter"
@@ -260,8 +261,13 @@ class Runner:
 def _outcome(value: Any = None, error: BaseException | None = None) -> dict[str, Any]:
     if isinstance(error, ScriptError):
         return {"raises": "ScriptError"}
+    if isinstance(error, ThrownValue):
+        return {"raises": {"value": jsonable(error.value)}}
     if error is not None:
-        return {"raises": {"error": str(error)}}
+        out: dict[str, Any] = {"error": jsonable(getattr(error, "message", str(error)))}
+        if hasattr(error, "code"):
+            out["code"] = jsonable(error.code)
+        return {"raises": out}
     return {"returns": jsonable(value)}
 
 

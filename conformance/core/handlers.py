@@ -20,7 +20,15 @@ from conformance.core.steps import STEPS, ScriptError
 if TYPE_CHECKING:
     from conformance.core.interpreter import Session
 
-__all__ = ["ASYNC_STEPS", "ENDINGS", "SYNC_STEPS", "AsyncStep", "SyncStep"]
+__all__ = [
+    "ASYNC_STEPS",
+    "ENDINGS",
+    "SYNC_STEPS",
+    "AsyncStep",
+    "ScriptedError",
+    "SyncStep",
+    "ThrownValue",
+]
 
 #: The steps that end a script with a value, handled by the interpreter itself.
 ENDINGS: Final = frozenset({"return", "pick"})
@@ -124,7 +132,33 @@ async def _forward(session: Session, frame: _Frame, arg: Any) -> None:
     )
 
 
+class ScriptedError(RuntimeError):
+    """A structured throwable (method 10): its ``message``, ``code`` and ``name`` are the
+    scenario's JSON values, of any type."""
+
+    def __init__(self, fields: Mapping[str, Any]) -> None:
+        message = fields.get("message", "")
+        super().__init__(message if isinstance(message, str) else repr(message))
+        self.message = decode(message)
+        for key in ("code", "name"):
+            if key in fields:
+                setattr(self, key, decode(fields[key]))
+
+
+class ThrownValue(Exception):
+    """Python raises only exceptions: a thrown value that is no error is carried as ``value``
+    (JavaScript throws the value itself)."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__(value)
+        self.value = value
+
+
 def _throw(session: Session, frame: _Frame, arg: Any) -> None:
+    if isinstance(arg, Mapping) and set(arg) == {"value"}:
+        raise ThrownValue(decode(arg["value"]))
+    if isinstance(arg, Mapping):
+        raise ScriptedError(arg)
     raise RuntimeError(arg)
 
 

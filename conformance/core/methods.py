@@ -36,6 +36,7 @@ __all__ = [
     "Family",
     "NearMiss",
     "Sweep",
+    "almost_results",
     "empties",
     "empty_values",
     "family",
@@ -47,6 +48,7 @@ __all__ = [
     "near_misses_of",
     "sweeps",
     "table",
+    "throwables",
 ]
 
 METHODS_PATH: Final = Path(__file__).resolve().parents[1] / "fixtures" / "schema" / "methods.json"
@@ -224,6 +226,19 @@ def host_kinds(verdict: str | None = "reject") -> list[str]:
     """The ``$special`` host value kinds of the table with this verdict (None: every kind)."""
     kinds = table()["hostValues"]["kinds"]
     return [k for k, entry in kinds.items() if verdict is None or entry["verdict"] == verdict]
+
+
+# ------------------------------------- method 10: throwables and almost-results
+
+
+def throwables() -> list[JSON]:
+    """The structured throwables a throw step can raise (its object forms)."""
+    return list(table()["throwables"]["throws"])
+
+
+def almost_results() -> list[tuple[JSON, str]]:
+    """(what a wrapper returns, what SPEC makes of it: error or success)."""
+    return [(row["returns"], row["must"]) for row in table()["almostResults"]["rows"]]
 
 
 # ------------------------------------------------------------------- the sweeps

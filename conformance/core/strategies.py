@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.core.methods import host_kinds, near_miss_values
+from conformance.core.methods import host_kinds, near_miss_values, throwables
 
 __all__ = [
     "FINALIZERS",
@@ -213,7 +213,9 @@ def body_scripts() -> st.SearchStrategy[list[dict[str, Any]]]:
         max_size=2,
     )
     ending = st.one_of(
-        json_values(1).map(lambda v: {"return": v}), st.just({"throw": "body failed"})
+        json_values(1).map(lambda v: {"return": v}),
+        st.just({"throw": "body failed"}),
+        st.sampled_from(throwables()).map(lambda t: {"throw": t}),  # method 10
     )
     return st.tuples(prefix, ending).map(lambda pe: [*pe[0], pe[1]])
 

@@ -12,7 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.core import strategies as s
-from conformance.core.methods import empties, family, host_kinds, near_miss_values, sweep
+from conformance.core.methods import (
+    almost_results,
+    empties,
+    family,
+    host_kinds,
+    near_miss_values,
+    sweep,
+    throwables,
+)
 
 Scenario = dict[str, Any]
 
@@ -579,4 +587,72 @@ def _caller_moments() -> Scenario:
         guards=[s.listener("guard", [*observe, {"return": None}])],
         postExecute=[s.listener("post", [*observe, {"delegate": True}])],
         observers=[s.listener("observer", observe)],
+    )
+
+
+# ------------------------------------- method 10: throwables and almost-results
+
+_METHOD_10 = "method 10, structured throwables and almost-results"
+#: Observers that try to change what a failure carries, and one that looks after them.
+_TAMPERING = [
+    s.listener(
+        "tamper",
+        [
+            {
+                "mutate": {
+                    "target": "result",
+                    "path": ["error", "info", "code"],
+                    "op": "append",
+                    "value": "X",
+                }
+            },
+            {
+                "mutate": {
+                    "target": "result",
+                    "path": ["content"],
+                    "op": "append",
+                    "value": {"type": "text", "text": "X"},
+                }
+            },
+            {"mutate": {"target": "result", "path": ["error", "message"], "value": "tampered"}},
+        ],
+    ),
+    s.listener("later", [{"observe": "result"}]),
+]
+
+
+@sweep("EXEC-4", "almost-results", _METHOD_10)
+def _almost_results() -> Scenario:
+    """A wrapper per row returns a mapping that almost is a result (scoped to the row's agent):
+    every one is an error result, or a success normalized through the output declaration."""
+    rows = almost_results()
+    wrappers = [
+        s.listener(f"wrap-{i}", [{"return": row}], scope=f"a{i}") for i, (row, _) in enumerate(rows)
+    ]
+    return s.scenario(
+        "",
+        [s.tool("run", [{"return": "ran"}], finalizeContent=[{"return": None}])],
+        [{"call": s.call(f"c{i}", "run", {}, agent=f"a{i}")} for i in range(len(rows))],
+        rules=["EXEC-4", "EXEC-3", "RES-3", "RES-1"],
+        description="An almost-result is refused or normalized, never published as given.",
+        wrappers=wrappers,
+        observers=_TAMPERING,
+    )
+
+
+@sweep("RES-3", "structured-throws", _METHOD_10)
+def _structured_throws() -> Scenario:
+    """A tool per throwable, its body throwing it: each is a failure whose message is a string
+    and whose error.info, if any, holds a string name and code -- and observers cannot change
+    what it carries."""
+    throws = throwables()
+    tools = [s.tool(f"t{i}", [{"throw": t}]) for i, t in enumerate(throws)]
+    return s.scenario(
+        "",
+        tools,
+        [{"call": s.call(f"c{i}", f"t{i}", {})} for i in range(len(throws))],
+        rules=["RES-3", "RES-1", "RES-2", "POST-1"],
+        description="A structured throw is a tool error of the spec's shape.",
+        postExecute=[s.listener("post", [{"observe": "result"}, {"delegate": True}])],
+        observers=_TAMPERING,
     )

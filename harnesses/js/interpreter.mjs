@@ -1076,6 +1076,14 @@ const HANDLERS = {
     session.events.push({ ...frame.who, forward: arg.name, nested: callId, result: b.resultJson(result) })
   },
   throw(session, frame, arg) {
+    // method 10: a structured throwable {message, code, name} (any JSON each, set as they
+    // are), or a thrown value {value} that is no error at all
+    if (arg !== null && typeof arg === 'object') {
+      if (Object.keys(arg).length === 1 && 'value' in arg) throw decode(arg.value)
+      const error = new Error()
+      for (const key of ['message', 'code', 'name']) if (key in arg) error[key] = decode(arg[key])
+      throw error
+    }
     throw new Error(arg)
   },
   abort(session, frame) {

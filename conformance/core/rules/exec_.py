@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.core import strategies as s
-from conformance.core.methods import empties
+from conformance.core.methods import almost_results, empties
 from conformance.core.model import CallView, View
 from conformance.core.rules import focus
 from conformance.core.rules._base import Verdict, require, rule
@@ -300,6 +300,16 @@ def _not_a_result(value: Any) -> bool:
     return value is not MISSING and value is not None and not isinstance(value, Mapping)
 
 
+def _almost(value: Any) -> bool:
+    """A mapping a wrapper returned that no reading makes a result (method 10): its
+    ``isError`` is not a boolean (``1``, ``"false"``, ``0``, null, absent), or it is a success
+    without a value. Like a non-result, it fails the call."""
+    if not isinstance(value, Mapping):
+        return False
+    flag = value.get("isError")
+    return not isinstance(flag, bool) or (flag is False and "value" not in value)
+
+
 def _published_once(view: View, call: CallView) -> list[str]:
     """Problems with "finalizeContent ran once and every observer was notified once"."""
     problems: list[str] = []
@@ -316,9 +326,20 @@ def _returned_failures(view: View, call: CallView) -> Iterator[Verdict]:
     """A wrapper that *returns* instead of throwing: a non-result, or its own failure."""
     returned = _outer_return(view, call)
     message = _authored_failure(returned)
-    if not _not_a_result(returned) and message is None:
+    refused = _not_a_result(returned) or _almost(returned)
+    failing = isinstance(returned, Mapping) and returned.get("isError") is True
+    if not refused and message is None and not failing:
         return
     if may_abort(view.scenario, call, deadline=True):
+        return
+    if not refused and message is None:  # a failure that is not whole: an error all the same
+        if call.returned:
+            yield require(
+                call.is_error,
+                call.id,
+                f"a wrapper returned the failure {returned!r} (not a whole one): however it is "
+                "taken, the call is an error, never a success",
+            )
         return
     if not call.returned:
         yield require(
@@ -590,6 +611,9 @@ def _throwing_scenarios(draw: st.DrawFn) -> dict[str, Any]:
                 [{"callNext": True}, {"return": AUTHORED_FAILURE}],
                 # method 2: an empty value is no result either
                 *([{"return": v}] for v in empties() if v is not None),
+                # method 10: mappings that almost are a result
+                *([{"return": row}] for row, _ in almost_results()),
+                *([{"callNext": True}, {"return": row}] for row, _ in almost_results()),
             ]
         )
     )

@@ -180,7 +180,9 @@ function outcome(value) {
 }
 
 function failure(e) {
-  return e instanceof ScriptError ? { raises: 'ScriptError' } : { raises: { error: e.message } }
+  if (e instanceof ScriptError) return { raises: 'ScriptError' }
+  if (!(e instanceof Error)) return { raises: { value: jsonable(e) } }
+  return { raises: { error: jsonable(e.message), ...('code' in e ? { code: jsonable(e.code) } : {}) } }
 }
 
 async function runScriptCase(c) {

@@ -179,3 +179,16 @@ class NonResultIsAValue(Registry):
         if isinstance(result, Mapping) or hasattr(result, "is_error"):
             return super()._normalize_authored(run, result)
         return self._normalize(run, result)  # the bug
+
+
+@mutant("EXEC-4", "a wrapper's result is read by the truthiness of isError: 0 or none is a success")
+class AuthoredIsErrorTruthy(Registry):
+    """``if not result.get("isError"): success`` -- the JavaScript habit of testing a flag by
+    truthiness. A wrapper returning ``{"isError": 0, "value": ...}``, ``{"isError": null, ...}``
+    or no ``isError`` at all has its mapping published as a success; but only ``false``
+    itself is a success's flag (RES-3), and anything else is no result (EXEC-4)."""
+
+    def _normalize_authored(self, run: Prepared, result: Any) -> ToolResult:
+        if isinstance(result, Mapping) and not result.get("isError") and "value" in result:
+            return self._normalize(run, result["value"])  # the bug
+        return super()._normalize_authored(run, result)
