@@ -454,12 +454,19 @@ class Registry:
             arguments, bad_args = None, f"arguments are not lossless JSON: {e}"
         self._snapshots[id(call)] = (call, arguments, bad_args)
 
+    def taken(self, call: ToolExecutionInput) -> tuple[Any, str | None]:
+        """The call's snapshot (arguments, or None and why they are not lossless JSON): the
+        one taken when the call was made, else one taken now (``snapshot``)."""
+        self.snapshot(call)  # (a no-op when the call was snapshotted when it was made)
+        _, arguments, bad_args = self._snapshots[id(call)]
+        return arguments, bad_args
+
     async def prepare(self, call: ToolExecutionInput) -> Prepared:
         """Materialize, resolve, and run the policy stages ① and ② (PIPE-1)."""
         tool = self._resolve(call.name, call.agent, call.parent)
         token = ExecutionToken()
-        self.snapshot(call)  # (a no-op when the call was snapshotted when it was made)
-        _, arguments, bad_args = self._snapshots.pop(id(call))
+        arguments, bad_args = self.taken(call)
+        del self._snapshots[id(call)]
         execution = ToolExecution(
             token, call.call_id, call.name, arguments, call.signal, call.agent, call.parent
         )

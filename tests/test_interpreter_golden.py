@@ -22,6 +22,7 @@ from jsonschema.validators import Draft202012Validator
 
 from conformance.adapters.reference import ReferenceBinding
 from conformance.core.code_runtime import ScriptedCodeRuntime
+from conformance.core.handlers import ThrownValue
 from conformance.core.interpreter import (
     ASYNC_STEPS,
     STAGES,
@@ -32,7 +33,6 @@ from conformance.core.interpreter import (
     decode,
     jsonable,
 )
-from conformance.core.handlers import ThrownValue
 from conformance.core.scenario import SCHEMA_DIR, load_json
 
 CASES_DIR = SCHEMA_DIR.parent / "interpreter"

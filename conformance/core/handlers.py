@@ -64,6 +64,9 @@ class _Frame:
     restore: list[Callable[[], None]] = field(default_factory=list)
     #: The arguments a classifier is handed (its script has no execution).
     arguments: Any = None
+    #: What the script's own ``throw`` step raised (any other exception escaping the script
+    #: came from elsewhere: a ``next()``, a nested call, the binding -- method 11).
+    thrown: BaseException | None = None
 
 
 async def _next(session: Session, frame: _Frame, remember: bool, give_back: bool) -> None:
@@ -156,10 +159,12 @@ class ThrownValue(Exception):
 
 def _throw(session: Session, frame: _Frame, arg: Any) -> None:
     if isinstance(arg, Mapping) and set(arg) == {"value"}:
-        raise ThrownValue(decode(arg["value"]))
-    if isinstance(arg, Mapping):
-        raise ScriptedError(arg)
-    raise RuntimeError(arg)
+        frame.thrown = ThrownValue(decode(arg["value"]))
+    elif isinstance(arg, Mapping):
+        frame.thrown = ScriptedError(arg)
+    else:
+        frame.thrown = RuntimeError(arg)
+    raise frame.thrown
 
 
 def _abort(session: Session, frame: _Frame, arg: Any) -> None:

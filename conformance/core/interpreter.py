@@ -90,6 +90,15 @@ def _calls(action: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [action["call"]] if "call" in action else list(action.get("batch", []))
 
 
+def _thrown(frame: _Frame, error: BaseException) -> dict[str, Any]:
+    """The throw event of a script: ``unscripted`` when what escaped was not its own
+    ``throw`` step's error (a ``next()`` that raised, a nested call, ... -- method 11)."""
+    event: dict[str, Any] = {**frame.who, "at": "throw"}
+    if error is not frame.thrown:
+        event["unscripted"] = True
+    return event
+
+
 class _Caller:
     """What a caller's write is attributed to: its own call (``mutate`` of stage ``caller``)."""
 
@@ -414,8 +423,8 @@ class Session:
             value = r.value
         except ScriptError:
             raise
-        except Exception:
-            self.events.append({**frame.who, "at": "throw"})
+        except Exception as e:
+            self.events.append(_thrown(frame, e))
             raise
         finally:
             for undo in reversed(frame.restore):
@@ -454,8 +463,8 @@ class Session:
                 SYNC_STEPS[kind](self, frame, arg)
         except ScriptError:
             raise
-        except Exception:
-            self.events.append({**frame.who, "at": "throw"})
+        except Exception as e:
+            self.events.append(_thrown(frame, e))
             raise
         self.events.append({**frame.who, "at": "exit", "returned": None})
         return None

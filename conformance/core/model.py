@@ -17,7 +17,15 @@ from typing import Any, Final
 from conformance.core.scenario import listener_lifecycle, mutates_registry
 from conformance.vocab import STAGES, is_action_timeout, mode_of
 
-__all__ = ["IDENTITY_FIELDS", "MISSING", "STAGES", "CallView", "View", "resolve"]
+__all__ = [
+    "IDENTITY_FIELDS",
+    "MISSING",
+    "STAGES",
+    "CallView",
+    "View",
+    "resolve",
+    "scripted_throw",
+]
 
 #: The identity fields of an execution as a trace records them, each with the field a
 #: ``mutate`` step writes to change it.
@@ -153,8 +161,20 @@ class CallView:
         return seen
 
     def threw(self, *stages: str) -> bool:
-        """Did a callable of one of these stages throw during this call?"""
-        return any(e.get("stage") in stages and e.get("at") == "throw" for e in self.events)
+        """Did a callable of one of these stages throw its own scripted throw during this call?
+
+        A throw that was not the script's own (``unscripted``: a ``next()`` that raised, a
+        nested call that raised) is not "the listener threw": no rule forgives it as one
+        (method 11; :meth:`broke` asks about those)."""
+        return any(e.get("stage") in stages and scripted_throw(e) for e in self.events)
+
+    def broke(self, stage: str) -> list[Mapping[str, Any]]:
+        """The throw events of ``stage`` that were not their script's own throw."""
+        return [
+            e
+            for e in self.events
+            if e.get("stage") == stage and e.get("at") == "throw" and e.get("unscripted")
+        ]
 
     def exits(self, stage: str) -> list[Mapping[str, Any]]:
         return [e for e in self.events if e.get("stage") == stage and e.get("at") == "exit"]
@@ -268,6 +288,12 @@ class CallView:
                 ):
                     out.append(f"{e.get('stage')} {e.get('id')!r} saw {key}={value!r}")
         return out
+
+
+def scripted_throw(event: Mapping[str, Any]) -> bool:
+    """Is ``event`` a throw of its script's own ``throw`` step (not one that escaped from a
+    ``next()`` or a nested call: ``unscripted``)?"""
+    return event.get("at") == "throw" and not event.get("unscripted")
 
 
 def refusable(action: Mapping[str, Any], call: Mapping[str, Any] | None = None) -> bool:

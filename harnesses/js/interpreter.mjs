@@ -552,6 +552,8 @@ class Frame {
     this.forwarded = 0
     /** The arguments a classifier is handed (its script has no execution). */
     this.args = undefined
+    /** What the script's own `throw` step threw (method 11: anything else is unscripted). */
+    this.thrown = undefined
   }
 }
 
@@ -813,7 +815,7 @@ export class Session {
         this.scriptErrors.push(e)
         throw e
       } else {
-        this.events.push({ ...frame.who, at: 'throw' })
+        this.events.push(thrownEvent(frame, e))
         throw e
       }
     }
@@ -843,7 +845,7 @@ export class Session {
         this.scriptErrors.push(e)
         throw e
       }
-      this.events.push({ ...frame.who, at: 'throw' })
+      this.events.push(thrownEvent(frame, e))
       throw e
     }
     this.events.push({ ...frame.who, at: 'exit', returned: null })
@@ -1079,12 +1081,14 @@ const HANDLERS = {
     // method 10: a structured throwable {message, code, name} (any JSON each, set as they
     // are), or a thrown value {value} that is no error at all
     if (arg !== null && typeof arg === 'object') {
-      if (Object.keys(arg).length === 1 && 'value' in arg) throw decode(arg.value)
-      const error = new Error()
-      for (const key of ['message', 'code', 'name']) if (key in arg) error[key] = decode(arg[key])
-      throw error
-    }
-    throw new Error(arg)
+      if (Object.keys(arg).length === 1 && 'value' in arg) {
+        frame.thrown = decode(arg.value)
+      } else {
+        frame.thrown = new Error()
+        for (const key of ['message', 'code', 'name']) if (key in arg) frame.thrown[key] = decode(arg[key])
+      }
+    } else frame.thrown = new Error(arg)
+    throw frame.thrown
   },
   abort(session, frame) {
     const execution = frame.execution
@@ -1109,6 +1113,14 @@ const HANDLERS = {
   keep(session, frame, arg) {
     frame.keep = String(arg)
   },
+}
+
+/**
+ * The throw event of a script: `unscripted` when what escaped was not its own `throw`
+ * step's error (a next() that threw, a nested call, ... -- method 11).
+ */
+function thrownEvent(frame, error) {
+  return { ...frame.who, at: 'throw', ...(frame.thrown !== undefined && error === frame.thrown ? {} : { unscripted: true }) }
 }
 
 /** The steps that end a script with a value, handled by the interpreter itself. */

@@ -13,10 +13,10 @@ implementation. The leading underscore keeps the rule auto-loader away.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from conformance.core.model import MISSING, CallView, View, resolve
+from conformance.core.model import MISSING, CallView, View, resolve, scripted_throw
 from conformance.core.rules._json import (
     args_valid,
     has_special,
@@ -72,6 +72,7 @@ __all__ = [
     "masked",
     "may_abort",
     "mutates_registry",
+    "next_raised",
     "observers_for",
     "outcome_scenario",
     "passive",
@@ -239,6 +240,35 @@ def content_replaced(view: View, call: CallView) -> bool:
         return True
     wrappers = view.listeners("wrappers", call.spec.get("agent"))
     return any("return" in step for w in wrappers for step in w["steps"])
+
+
+def next_raised(
+    call: CallView, stage: str, failed: Callable[[Mapping[str, Any]], bool] | None = None
+) -> list[str]:
+    """The listeners of ``stage`` (a ``next()`` chain) whose script did not throw its own
+    throw but had one escape -- a ``next()`` that raised -- although no listener entered
+    after it failed first (threw its own throw, or returned what ``failed`` says is a
+    failure): the chain's ``next()`` must answer with the rest of the chain's answer, not
+    raise (method 11). A re-entered listener's recursion is such a raise too."""
+    out: list[str] = []
+    for event in call.broke(stage):
+        at = call.index(event)
+        ident = event.get("id")
+        starts = [
+            i
+            for i, e in enumerate(call.events[:at])
+            if e.get("stage") == stage and e.get("id") == ident and e.get("at") == "enter"
+        ]
+        start = starts[-1] if starts else 0
+        deeper = [
+            e
+            for e in call.events[start + 1 : at]
+            if e.get("stage") == stage
+            and (scripted_throw(e) or (failed is not None and e.get("at") == "exit" and failed(e)))
+        ]
+        if not deeper:
+            out.append(str(ident))
+    return out
 
 
 def event_index(view: View, event: Mapping[str, Any]) -> int:

@@ -113,10 +113,7 @@ def _reached_abort(steps: Sequence[Mapping[str, Any]], safe: frozenset[str]) -> 
 def _denial_happened(view: View, call: CallView) -> bool:
     """Did a denial-class outcome (deny, refused ask, guard, fail-closed failure) happen before
     dispatch?"""
-    if any(
-        e.get("at") == "throw" and e.get("stage") in ("pre-execute", "guard", "approval")
-        for e in call.events
-    ):
+    if call.threw("pre-execute", "guard", "approval"):  # its own throw (method 11)
         return True
     if call.entered("pre-execute"):
         decision = call.decision()

@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.core import strategies as s
-from conformance.core.model import STAGES, CallView, View
+from conformance.core.model import STAGES, CallView, View, scripted_throw
 from conformance.core.rules import focus
 from conformance.core.rules._base import Trace, Verdict, require, rule
 from conformance.core.rules._facts import (
@@ -218,8 +218,8 @@ def CODE_3(view: View) -> Iterator[Verdict]:
         return
     run = runs[0]
     raised = run.raised_instead()
-    log_threw = any(
-        e.get("stage") == "code-dispatch-log" and e.get("at") == "throw"
+    log_threw = any(  # its own throw (method 11): a next() that raised is no listener's
+        e.get("stage") == "code-dispatch-log" and scripted_throw(e)
         for e in view.trace.get("events", [])
     )
     if raised is not None and log_threw and not run.finalizer_threw():
@@ -264,7 +264,7 @@ def CODE_3(view: View) -> Iterator[Verdict]:
         original = observed[0] if observed and isinstance(observed[0], Mapping) else None
         problems: list[str] = []
         first = log_events[0].get("id") if log_events else None
-        threw = any(e.get("id") == first and e.get("at") == "throw" for e in log_events)
+        threw = any(e.get("id") == first and scripted_throw(e) for e in log_events)
         exits = [e for e in log_events if e.get("id") == first and e.get("at") == "exit"]
         if threw and original is not None and entry.get("content") != original.get("content"):
             problems.append(
@@ -290,6 +290,18 @@ def CODE_3(view: View) -> Iterator[Verdict]:
                 problems.append(
                     f"the program must see the sub-call's own value {wanted!r}, got {outcomes[i]!r}"
                 )
+        broken = [  # method 11: a next() that raised (a listener re-entered) is no listener's
+            str(e.get("id"))
+            for e in log_events
+            if e.get("at") == "throw"
+            and e.get("unscripted")
+            and not any(scripted_throw(x) for x in log_events)
+        ]
+        if broken:
+            problems.append(
+                f"the dispatch-log listener(s) {sorted(set(broken))} had a next() that raised "
+                "although no listener failed: the waterfall must run each listener once, in turn"
+            )
         leaked = [m for m in markers if m and m in visible and m not in background]
         if leaked:
             problems.append(

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from conformance.core import strategies as s
 from conformance.core.methods import empty_values
-from conformance.core.model import CallView, View
+from conformance.core.model import CallView, View, scripted_throw
 from conformance.core.rules import focus
 from conformance.core.rules._base import Verdict, require, rule
 from conformance.core.rules._facts import (
@@ -32,7 +32,7 @@ def _post_blocked_or_failed(call: CallView) -> bool:
     for e in call.events:
         if e.get("stage") != "post-execute":
             continue
-        if e.get("at") == "throw":
+        if scripted_throw(e):  # its own throw (method 11)
             return True
         returned = e.get("returned")
         if (

@@ -20,6 +20,7 @@ from conformance.core.rules._facts import (
     executed,
     has_special,
     may_abort,
+    next_raised,
     project,
     resolved_spec,
     same_json,
@@ -113,6 +114,15 @@ def EXEC_1(view: View) -> Iterator[Verdict]:
                     f"next() must give wrapper {w.get('id')} a normalized result; it gave "
                     f"{w_end.get('returned')!r}",
                 )
+            # method 11: a raise out of next() is not a wrapper's own failure (an inner
+            # wrapper that threw, or returned no whole result, is one: it may propagate)
+            broken = next_raised(call, "wrapper", lambda e: not _is_result(e.get("returned")))
+            yield require(
+                not broken,
+                call.id,
+                f"next() of wrapper(s) {broken} raised although no inner wrapper failed: next() "
+                "must give a normalized result (a body's error or an unknown tool included)",
+            )
         yield from _read_only_signal(view, call)
 
 

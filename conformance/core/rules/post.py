@@ -20,6 +20,7 @@ from conformance.core.rules._facts import (
     finalizer_may_replace,
     has_special,
     may_abort,
+    next_raised,
     project,
     resolved_spec,
     same_json,
@@ -109,6 +110,18 @@ def POST_1(view: View) -> Iterator[Verdict]:
             and not (isinstance(observed, Mapping) and observed.get("isError") is True)
         ):
             problems.append(f"it received {observed!r} instead of an error result")
+        broken = next_raised(  # method 11: next() answers, it does not raise
+            call,
+            "post-execute",
+            lambda e: (
+                not (
+                    isinstance(e.get("returned"), Mapping)
+                    and e["returned"].get("kind") in ("accept", "block")
+                )
+            ),
+        )
+        if broken:
+            problems.append(f"next() of {broken} raised although no later listener failed")
         yield require(
             not problems,
             call.id,

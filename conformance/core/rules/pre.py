@@ -18,6 +18,7 @@ from conformance.core.rules._facts import (
     dispatchable,
     masked,
     may_abort,
+    next_raised,
     terminal,
 )
 from conformance.core.rules._json import copies
@@ -149,6 +150,14 @@ def PRE_1(view: View) -> Iterator[Verdict]:
             and not proceeded(call)
         ):
             problems.append("the waterfall allowed but no guard, wrapper or body ran")
+        # method 11: a raise out of next() is not the listener's own throw
+        for ident in next_raised(
+            call, "pre-execute", lambda e: decision_form(e.get("returned")) != "ok"
+        ):
+            problems.append(
+                f"listener {ident}'s next() raised although no later listener failed: next() "
+                "answers with the rest of the chain's decision"
+            )
         yield require(
             not problems,
             call.id,

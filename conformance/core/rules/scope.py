@@ -46,10 +46,7 @@ def _policy_stopped(scenario: Scenario, call: CallView) -> bool:
     ``ask`` not answered ``allowed-once``, a guard objection, or ABORTED_BEFORE_DISPATCH
     when the scenario can abort.
     """
-    if any(
-        e.get("stage") in ("pre-execute", "guard", "approval") and e.get("at") == "throw"
-        for e in call.events
-    ):
+    if call.threw("pre-execute", "guard", "approval"):  # its own throw (method 11)
         return True
     if call.entered("pre-execute"):
         decision = call.decision()
@@ -186,6 +183,8 @@ def _hidden_scenarios(draw: st.DrawFn) -> s.Scenario:
     fields: dict[str, Any] = {"observers": [s.listener("observer", [])]}
     if draw(st.booleans()):
         fields["preExecute"] = [s.listener("pre", [{"delegate": True}])]
+    if draw(st.booleans()):  # method 11: only a wrapper's own failure may stand in for it
+        fields["wrappers"] = [s.listener("wrap", [{"observe": "execution"}, {"delegate": True}])]
     return s.scenario(
         "generated/SCOPE-1",
         tools,

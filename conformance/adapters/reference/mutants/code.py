@@ -238,3 +238,31 @@ class LogReplacementNeverReached(CodeSdk):
         except Exception:
             content = result.content  # CODE-3's fallback, reached every time
         _write_log(self, call_id, name, result, content)
+
+
+@mutant(
+    "CODE-3",
+    "the dispatch-log chain's end raises (an index past the last listener) instead of answering",
+    replaces="reference.code_mode:CodeSdk",
+)
+class LogChainEndRaises(CodeSdk):
+    """``listeners[i]`` with ``i == len(listeners)``: the last listener's ``next()`` raises
+    ``IndexError`` instead of answering with the original content, and the "throwing
+    listener" fallback logs the original -- so a listener that calls ``next()`` and then
+    shapes the content never gets to. A kit that forgives "the listener threw" passes it;
+    but no listener threw its own error: ``next()`` raised (method 11)."""
+
+    async def _log(self, call_id: str, name: str, result: ToolResult) -> None:
+        listeners = self._registry._scoped_entries("tools/code-dispatch-log", self._outer.agent)
+        record = CodeDispatchLog(
+            self._outer.token, self._outer.call_id, call_id, name, result.is_error, result.content
+        )
+
+        async def step(i: int) -> Any:
+            return await _settle(listeners[i](record, lambda: step(i + 1)))  # the bug
+
+        try:
+            content: Any = _content(await step(0), "$.content") if listeners else result.content
+        except Exception:
+            content = result.content
+        _write_log(self, call_id, name, result, content)

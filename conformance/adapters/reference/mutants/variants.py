@@ -23,7 +23,6 @@ from conformance.core import strategies as s
 from reference import (
     ErrorCode,
     ExecutionToken,
-    NotLosslessJSON,
     Registry,
     ToolExecution,
     ToolExecutionInput,
@@ -31,7 +30,6 @@ from reference import (
     ToolResult,
     ToolSuccess,
     failure,
-    materialize,
     run_batch,
     thaw,
 )
@@ -123,10 +121,10 @@ class LateResolution(Registry):
         tool = self._resolve(call.name, call.agent, call.parent)
         if tool is None and self.mode == "code" and call.parent is None:
             return await super().prepare(call)  # CODE-1: refused before any policy stage
-        try:
-            arguments = materialize(call.arguments, "$.arguments")
-        except NotLosslessJSON:
+        arguments, bad_args = self.taken(call)  # the snapshot taken when the call was made
+        if bad_args is not None:
             return await super().prepare(call)  # refused before any policy, as the reference does
+        self._snapshots.pop(id(call), None)
         execution = ToolExecution(
             ExecutionToken(),
             call.call_id,
