@@ -656,3 +656,38 @@ def _structured_throws() -> Scenario:
         postExecute=[s.listener("post", [{"observe": "result"}, {"delegate": True}])],
         observers=_TAMPERING,
     )
+
+
+# ------------------------------------------------ method 12: overlap both ways
+
+
+@sweep("CONC-2", "overlap-both-ways", "method 12, overlap measured both ways")
+def _overlap_both_ways() -> Scenario:
+    """Parallel pairs around an exclusive call, a pool of two, bodies that wait for each other
+    at a barrier and completion stages that take turns: the pair's bodies overlap, exactly two
+    at a time, and the exclusive call runs alone -- against the calls before it and after it,
+    its whole pipeline."""
+    barrier = {"barrier": {"name": "pair", "parties": 2}}
+    tools = [
+        s.tool(
+            "slow",
+            [{"yield": 2}, barrier, {"yield": 5}, {"pick": ["n"]}],
+            isConcurrencySafe=[{"return": True}],
+        ),
+        # done sooner after the barrier: completion order differs from model order
+        s.tool(
+            "quick", [{"yield": 2}, barrier, {"pick": ["n"]}], isConcurrencySafe=[{"return": True}]
+        ),
+        s.tool("serial", [{"yield": 5}, {"return": "alone"}]),
+    ]
+    names = ["slow", "quick", "serial", "slow", "quick", "serial"]
+    batch = [s.call(f"c{i}", name, {"n": i}) for i, name in enumerate(names)]
+    return s.scenario(
+        "",
+        tools,
+        [{"batch": batch, "maxParallel": 2}],
+        description="An exclusive call is a barrier for its whole pipeline.",
+        preExecute=[s.listener("policy", [{"yield": 2}, {"delegate": True}])],
+        postExecute=[s.listener("post", [{"yield": 3}, {"delegate": True}])],
+        observers=[s.listener("observer", [{"yield": 3}])],
+    )

@@ -81,6 +81,45 @@ def _policy_span(view: View, call: CallView) -> tuple[int, int] | None:
     return (min(found), max(found)) if found else None
 
 
+def _overlap_both_ways(view: View, members: list[CallView], modes: list[str | None]) -> list[str]:
+    """Method 12, overlap measured both ways: an exclusive member runs alone across its
+    whole pipeline -- no event of a member before it after its first event, none of a member
+    after it before its last -- and the members' results are published in model order."""
+    problems: list[str] = []
+    # the pipeline's own events (a caller's writes before or after are not the call running)
+    own = {c.id: [e for e in c.events if e.get("stage") != "caller"] for c in members}
+    spans = {
+        c.id: (view.position(own[c.id][0]), view.position(own[c.id][-1]))
+        for c in members
+        if own[c.id]
+    }
+    for j, (call, mode) in enumerate(zip(members, modes, strict=True)):
+        if mode != "exclusive" or call.id not in spans:
+            continue
+        first, last = spans[call.id]
+        for k, other in enumerate(members):
+            if k == j:
+                continue
+            inside = [e for e in own[other.id] if first < view.position(e) < last]
+            if inside:
+                side = "before" if k < j else "after"
+                problems.append(
+                    f"exclusive {call.id} did not run alone: {other.id} (a call {side} it) "
+                    f"ran {inside[0].get('stage')} while it ran"
+                )
+    published = [
+        (view.position(c.entered("result")[0]), i)
+        for i, c in enumerate(members)
+        if c.entered("result")
+    ]
+    order = [i for _, i in sorted(published)]
+    if order != sorted(order):
+        problems.append(
+            f"results were published in the order {[members[i].id for i in order]}, not model order"
+        )
+    return problems
+
+
 def _barrier_parties(view: View, name: str) -> set[int]:
     return {
         int(step["barrier"]["parties"])
@@ -144,6 +183,7 @@ def CONC_2(view: View) -> Iterator[Verdict]:
                         f"the policy stages of {members[b].id} began before those of "
                         f"{members[a].id} settled (only bodies may overlap)"
                     )
+        problems += _overlap_both_ways(view, members, modes)
         # an exclusive body runs alone
         intervals = {c.id: _body_interval(view, c) for c in members}
         for call, mode in zip(members, modes, strict=True):
@@ -333,12 +373,19 @@ def _batch_scenarios(draw: st.DrawFn) -> s.Scenario:
         [{"yield": 3}, {"yield": 3}, {"pick": ["path"]}],
         isConcurrencySafe=[{"pick": ["safe"]}],
     )
+    # method 12: the completion stages take turns too, so an exclusive call's barrier
+    # released before its post-execute, finalizer and observers ran would show
+    fields: dict[str, Any] = {
+        "preExecute": [s.listener("policy", [{"delegate": True}])],
+        "observers": [s.listener("observer", draw(st.sampled_from([[], [{"yield": 3}]])))],
+    }
+    if draw(st.booleans()):
+        fields["postExecute"] = [s.listener("post", [{"yield": 3}, {"delegate": True}])]
     return s.scenario(
         "generated/CONC-2",
         [safe, quick, serial, either],
         [{"batch": batch, "maxParallel": limit}],
-        preExecute=[s.listener("policy", [{"delegate": True}])],
-        observers=[s.listener("observer", [])],
+        **fields,
     )
 
 

@@ -7,7 +7,8 @@ drivers: CONC-2 binds the driver, not the registry.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
+from typing import Any
 
 from conformance.adapters.reference.mutants._base import mutant
 from reference import (
@@ -20,6 +21,7 @@ from reference import (
     thaw,
 )
 from reference.registry import ExecutionMode, Prepared
+from reference.scheduler import _pool
 
 
 @mutant("CONC-1", "isConcurrencySafe returning 1 (any truthy value) is treated as parallel")
@@ -201,3 +203,41 @@ async def snapshots_when_its_turn_comes(
     from reference.scheduler import _run_batch
 
     return await _run_batch(registry, calls, max_parallel)  # the bug: no snapshot at the call
+
+
+@mutant(
+    "CONC-2",
+    "an exclusive call's barrier lifts after its body: its completion overlaps the next calls",
+    replaces="batch",
+)
+def barrier_lifted_after_the_body(
+    registry: Registry, calls: Sequence[ToolExecutionInput], *, max_parallel: int = 4
+) -> Any:
+    """An exclusive call is a barrier "for its body": once the body settled, the driver
+    moves on and lets the call's post-execute, finalizer and observers finish in the
+    background while the next calls' policy and bodies already run. Bodies never overlap,
+    so a check that only looks at bodies passes it; but CONC-2 runs an exclusive call alone,
+    as a barrier -- its whole pipeline, measured against the calls after it too."""
+    for call in calls:
+        registry.snapshot(call)
+
+    async def run() -> list[ToolResult]:
+        _pool_size(max_parallel)
+        finishing: list[asyncio.Future[list[ToolResult]]] = []
+        for group in _groups(registry, calls):
+            if len(group) == 1 and registry.execution_mode(group[0]) == "exclusive":
+                prepared = await registry.prepare(group[0])
+                if prepared.ready:
+                    await registry.dispatch(prepared)
+                done = asyncio.ensure_future(registry.complete(prepared))  # the bug
+                finishing.append(asyncio.ensure_future(_listed(done)))
+            else:
+                finishing.append(asyncio.ensure_future(_pool(registry, group, max_parallel)))
+                await finishing[-1]
+        return [r for part in await asyncio.gather(*finishing) for r in part]
+
+    return run()
+
+
+async def _listed(pending: Awaitable[ToolResult]) -> list[ToolResult]:
+    return [await pending]
