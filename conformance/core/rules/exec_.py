@@ -116,7 +116,7 @@ def EXEC_1(view: View) -> Iterator[Verdict]:
                 )
             # method 11: a raise out of next() is not a wrapper's own failure (an inner
             # wrapper that threw, or returned no whole result, is one: it may propagate)
-            broken = next_raised(call, "wrapper", lambda e: not _is_result(e.get("returned")))
+            broken = next_raised(call, "wrapper", lambda e: not _whole(e.get("returned")))
             yield require(
                 not broken,
                 call.id,
@@ -318,6 +318,11 @@ def _almost(value: Any) -> bool:
         return False
     flag = value.get("isError")
     return not isinstance(flag, bool) or (flag is False and "value" not in value)
+
+
+def _whole(value: Any) -> bool:
+    """A result a registry takes as it is: a success, or a failure with a message."""
+    return _is_result(value) and (value["isError"] is False or _authored_failure(value) is not None)
 
 
 def _published_once(view: View, call: CallView) -> list[str]:

@@ -141,6 +141,8 @@ def SCOPE_1(view: View) -> Iterator[Verdict]:
     for hidden, missing in itertools.product(unseen["hidden"], unseen["missing"]):
         if hidden.spec.get("agent") != missing.spec.get("agent"):
             continue
+        if not hidden.spec["name"] or not missing.spec["name"]:
+            continue  # an empty name cannot be masked out of a message: not comparable
         views = []
         for call in (hidden, missing):
             words = [call.id, str(call.spec["name"])]
