@@ -86,8 +86,12 @@ def _overlap_both_ways(view: View, members: list[CallView], modes: list[str | No
     whole pipeline -- no event of a member before it after its first event, none of a member
     after it before its last -- and the members' results are published in model order."""
     problems: list[str] = []
-    # the pipeline's own events (a caller's writes before or after are not the call running)
-    own = {c.id: [e for e in c.events if e.get("stage") != "caller"] for c in members}
+    # the pipeline's own events: not a caller's writes before or after it, and not the
+    # tools/result observers, which may outlive execute's return (whether execute awaits them
+    # is not fixed: no driver controls it)
+    own = {
+        c.id: [e for e in c.events if e.get("stage") not in ("caller", "result")] for c in members
+    }
     spans = {
         c.id: (view.position(own[c.id][0]), view.position(own[c.id][-1]))
         for c in members
