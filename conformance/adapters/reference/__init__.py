@@ -340,6 +340,19 @@ def _appended(items: list[dict[str, Any]], item: dict[str, Any]) -> dict[str, An
     return item
 
 
+def _before_await(
+    pending: Any, writes: Callable[[list[Mapping[str, Any]], str], None], calls: Any
+) -> None:
+    """Make the ``afterInvoke`` writes of ``calls`` while ``pending`` (what ``execute`` or
+    ``batch`` returned) is not awaited yet; a write that raises closes it unawaited."""
+    try:
+        writes(calls, "afterInvoke")
+    except BaseException:
+        if asyncio.iscoroutine(pending):
+            pending.close()
+        raise
+
+
 async def run_actions(
     scenario: Mapping[str, Any],
     *,
@@ -370,13 +383,13 @@ async def run_actions(
         try:
             if "call" in action:
                 pending = execute(action["call"])
-                writes([action["call"]], "afterInvoke")  # before the first await
+                _before_await(pending, writes, [action["call"]])
                 result = await asyncio.wait_for(pending, ACTION_DEADLINE_S)
                 answers.append({"result": result_json(result)})
                 writes([action["call"]], "afterResult")
             elif "batch" in action:
                 pending = batch(action["batch"], action.get("maxParallel", 4))
-                writes(action["batch"], "afterInvoke")
+                _before_await(pending, writes, action["batch"])
                 results = await asyncio.wait_for(pending, ACTION_DEADLINE_S)
                 answers.append({"results": [result_json(r) for r in results]})
                 writes(action["batch"], "afterResult")
