@@ -380,8 +380,8 @@ class Session:
             call_id = self.call_of(execution)
             if call_id is not None:
                 event["call"] = call_id
-                event["tool"] = b.tool_name(execution)
-                event["agent"] = b.agent(execution)
+                event["tool"] = _name_or_none(b.tool_name(execution))
+                event["agent"] = _name_or_none(b.agent(execution))
                 event["hasParent"] = b.has_parent(execution)
         return event
 
@@ -607,3 +607,10 @@ class Session:
         if barrier.arrived >= barrier.parties:
             barrier.event.set()
         return await self._within(barrier.event.wait())
+
+
+def _name_or_none(value: Any) -> str | None:
+    """An event's ``tool`` or ``agent``: the name the callable saw, or None where a stage's
+    write left something that is no name there (a number written to ``execution.name``: the
+    trace records no name; PIPE-3 still sees the change, the enter event names no tool)."""
+    return value if isinstance(value, str) else None

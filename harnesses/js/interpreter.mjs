@@ -163,6 +163,10 @@ function special(kind) {
   }
 }
 
+function nameOrNull(value) {
+  return typeof value === 'string' ? value : null
+}
+
 function isPlainObject(value) {
   const proto = Object.getPrototypeOf(value)
   return proto === null || proto === Object.prototype
@@ -773,8 +777,9 @@ export class Session {
       const callId = this.callOf(execution)
       if (callId !== null && callId !== undefined) {
         event.call = callId
-        event.tool = b.toolName(execution)
-        event.agent = b.agent(execution)
+        // a name, or null where a stage's write left no name there (PIPE-3 still sees it)
+        event.tool = nameOrNull(b.toolName(execution))
+        event.agent = nameOrNull(b.agent(execution))
         event.hasParent = b.hasParent(execution)
       }
     }
