@@ -340,17 +340,29 @@ def _appended(items: list[dict[str, Any]], item: dict[str, Any]) -> dict[str, An
     return item
 
 
-def _before_await(
+async def _invoked(
     pending: Any, writes: Callable[[list[Mapping[str, Any]], str], None], calls: Any
-) -> None:
-    """Make the ``afterInvoke`` writes of ``calls`` while ``pending`` (what ``execute`` or
-    ``batch`` returned) is not awaited yet; a write that raises closes it unawaited."""
+) -> Any:
+    """Make the ``afterInvoke`` writes of ``calls`` the moment the caller has control back
+    after invoking ``execute`` (or ``batch``), before it awaits the result; returns what to
+    await. A JavaScript caller gets control back when the async call reaches its first
+    ``await``; a Python coroutine runs only once scheduled, so it is scheduled and run to its
+    first wait, then written to (SPEC PIPE-2: "later" counts from the call). A write that
+    raises cancels the call."""
+    if not any(isinstance(c, Mapping) and c.get("afterInvoke") for c in calls):
+        return pending
+    if asyncio.iscoroutine(pending):
+        pending = asyncio.ensure_future(pending)
+        await asyncio.sleep(0)  # the call runs up to its first wait
     try:
         writes(calls, "afterInvoke")
     except BaseException:
-        if asyncio.iscoroutine(pending):
+        if isinstance(pending, asyncio.Future):
+            pending.cancel()
+        elif asyncio.iscoroutine(pending):
             pending.close()
         raise
+    return pending
 
 
 async def run_actions(
@@ -370,7 +382,8 @@ async def run_actions(
     """Run a scenario's actions in order; one answer per action (shared by Python adapters).
 
     A call's ``afterInvoke`` writes are made right after ``execute`` (or ``batch``) is
-    invoked and before it is awaited, its ``afterResult`` writes after it returned
+    invoked and before it is awaited (:func:`_invoked`: once the call reached its first
+    wait), its ``afterResult`` writes after it returned
     (``caller_writes``: ``Session.caller_writes``; None: none are made)."""
 
     def writes(calls: list[Mapping[str, Any]], moment: str) -> None:
@@ -382,14 +395,13 @@ async def run_actions(
     for action in scenario.get("actions", []):
         try:
             if "call" in action:
-                pending = execute(action["call"])
-                _before_await(pending, writes, [action["call"]])
+                pending = await _invoked(execute(action["call"]), writes, [action["call"]])
                 result = await asyncio.wait_for(pending, ACTION_DEADLINE_S)
                 answers.append({"result": result_json(result)})
                 writes([action["call"]], "afterResult")
             elif "batch" in action:
                 pending = batch(action["batch"], action.get("maxParallel", 4))
-                _before_await(pending, writes, action["batch"])
+                pending = await _invoked(pending, writes, action["batch"])
                 results = await asyncio.wait_for(pending, ACTION_DEADLINE_S)
                 answers.append({"results": [result_json(r) for r in results]})
                 writes(action["batch"], "afterResult")

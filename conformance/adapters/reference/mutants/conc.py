@@ -196,10 +196,10 @@ async def unbounded_pool(
 async def snapshots_when_its_turn_comes(
     registry: Registry, calls: Sequence[ToolExecutionInput], *, max_parallel: int = 4
 ) -> list[ToolResult]:
-    """The driver is a plain coroutine, so nothing of a member is read until the batch is
-    awaited and the member's turn comes: a caller that changes a call's arguments after
-    handing over the batch -- it already streamed them, it is reusing its dict -- changes
-    what runs. PIPE-2's "later changes change nothing" counts from the moment of the call."""
+    """The driver reads nothing of a member until the member's turn comes: a caller that
+    changes a later call's arguments while the batch's first call runs -- it already
+    streamed them, it is reusing its dict -- changes what runs. PIPE-2's "later changes
+    change nothing" counts from the moment of the call, for every member of a batch."""
     from reference.scheduler import _run_batch
 
     return await _run_batch(registry, calls, max_parallel)  # the bug: no snapshot at the call
