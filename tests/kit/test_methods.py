@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 import pytest
 from jsonschema.validators import Draft202012Validator
 
+from conformance.adapters.reference import ReferenceAdapter
 from conformance.core.binding import decode
 from conformance.core.evaluate import judge
 from conformance.core.methods import (
@@ -19,8 +21,11 @@ from conformance.core.methods import (
     sweeps,
     table,
 )
-from conformance.core.scenario import SCHEMA_DIR, validate
+from conformance.core.scenario import FIXTURES, SCHEMA_DIR, load_json, validate
 from conformance.vocab import ErrorCode
+from reference import Registry
+
+SWEEPS = FIXTURES / "rules"
 
 
 def test_the_table_matches_its_schema() -> None:
@@ -105,3 +110,32 @@ def test_every_host_value_kind_decodes_and_only_the_latitude_is_json(kind: str) 
     else:
         with pytest.raises((TypeError, ValueError)):
             json.dumps(value, allow_nan=False)
+
+
+class _AsyncExecute(Registry):
+    """An ``async def execute`` that snapshots first thing: the natural Python form."""
+
+    async def execute(self, call: Any) -> Any:  # type: ignore[override]
+        return await super().execute(call)
+
+
+class _AwaitsBeforeSnapshot(Registry):
+    """The bug of method 8: an await before the snapshot (a lock, a lookup...)."""
+
+    async def execute(self, call: Any) -> Any:  # type: ignore[override]
+        await asyncio.sleep(0)
+        return await super().execute(call)
+
+
+@pytest.mark.parametrize(
+    ("registry", "holds"), [(_AsyncExecute, True), (_AwaitsBeforeSnapshot, False)]
+)
+def test_the_caller_writes_once_the_call_first_waits(registry: type[Registry], holds: bool) -> None:
+    """Method 8's afterInvoke moment: a Python coroutine is scheduled and run to its first
+    wait before the caller writes, so an async execute that snapshots first thing passes
+    PIPE-2 and one that awaits before its snapshot fails it."""
+    scenario = load_json(SWEEPS / "PIPE-2" / "method-caller-moments.json", "scenario")
+    adapter = ReferenceAdapter(lambda s: registry())
+    verdicts = judge(scenario, adapter.run(scenario), ["PIPE-2"])["PIPE-2"]
+    assert verdicts
+    assert all(v.ok for v in verdicts) is holds, [v.message for v in verdicts if not v.ok]
