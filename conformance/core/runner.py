@@ -700,7 +700,7 @@ def surface_sweep(
     and that threatens a selected rule (see :mod:`conformance.core.surface`).
 
     Each probe runs as a fixture: judged against every selected rule, its cell's rules
-    counting it as a source. Every profile runs the sweep (about 250 small scenarios),
+    counting it as a source. Every profile runs the sweep (about 350 small scenarios),
     so that every cell is attempted at least once whatever the generators draw.
     """
     selected = set(rule_ids)
