@@ -1,4 +1,4 @@
-"""PIPE-1..4: the five-stage pipeline."""
+"""PIPE-1..6: the five-stage pipeline, and the disposers of its listeners and guards."""
 
 from __future__ import annotations
 
@@ -296,3 +296,56 @@ def test_PIPE_4_valid_arguments_run() -> None:
     r.register(tool("t", parameters={"type": "object", "required": ["path"]}))
     assert not execute(r, "t", {"path": "x"}).is_error
     assert code_of(execute(r, "t", {})) == "INVALID_ARGS"
+
+
+def test_PIPE_6_a_disposer_removes_exactly_its_registration_of_the_same_listener() -> None:
+    """PIPE-6: the same function registered twice is two registrations; each disposer
+    removes its own, and a spent one run again removes nothing."""
+    seen: list[str] = []
+
+    async def pre(execution: Any, next_: Any) -> Any:
+        seen.append("pre")
+        return await next_()
+
+    r = Registry()
+    r.register(tool("t", lambda a, c: "ok"))
+    first = r.on("tools/pre-execute", pre)
+    second = r.on("tools/pre-execute", pre)
+    execute(r, "t")
+    assert seen == ["pre", "pre"]
+    second()
+    second()  # spent: removes nothing, not the first registration of the same function
+    seen.clear()
+    execute(r, "t")
+    assert seen == ["pre"]
+    first()
+    seen.clear()
+    execute(r, "t")
+    assert seen == []
+
+
+def test_PIPE_6_guard_and_observer_disposers_leave_their_neighbours() -> None:
+    """PIPE-6: disposing one guard or observer, out of order and twice, leaves the others of
+    any scope where they were."""
+    seen: list[str] = []
+
+    def guard(name: str) -> Any:
+        return lambda execution: seen.append(name)
+
+    def observer(name: str) -> Any:
+        return lambda execution, result: seen.append(name)
+
+    r = Registry()
+    r.register(tool("t", lambda a, c: "ok"))
+    a = r.guard(guard("guard-a"))
+    r.guard(guard("guard-scoped"), scope="main")
+    r.guard(guard("guard-b"))
+    r.on("tools/result", observer("log"))
+    audit = r.on("tools/result", observer("audit"))
+    audit()
+    a()
+    a()
+    audit()
+    execute(r, "t", agent="main")
+    assert sorted(seen[:2]) == ["guard-b", "guard-scoped"]  # (their order is GUARD-3's)
+    assert seen[2:] == ["log"]
