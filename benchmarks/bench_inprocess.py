@@ -15,9 +15,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 
 from conformance.adapters import load_adapter
-from conformance.core.evaluate import evaluate, judge
-from conformance.core.runner import run_suite
-from conformance.core.strategies import scenarios
+from conformance.judging.evaluate import evaluate, judge
+from conformance.running.runner import run_suite
+from conformance.scenario.strategies import scenarios
 
 
 def corpus(n: int) -> list[dict[str, Any]]:

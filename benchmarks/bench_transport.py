@@ -22,14 +22,14 @@ from typing import Any
 from bench_inprocess import corpus  # type: ignore[import-not-found,unused-ignore]
 
 from conformance.adapters import load_adapter
-from conformance.core.adapter import (
+from conformance.running.runner import run_suite
+from conformance.seam.adapter import (
     Adapter,
     ImplementationFailure,
     ScenarioSkipped,
     requirements,
     trim,
 )
-from conformance.core.runner import run_suite
 
 
 def per_scenario_ms(adapter: Adapter, drawn: list[dict[str, Any]], rounds: int) -> float:

@@ -2,6 +2,6 @@
 
 __version__ = "0.1.0"
 
-from conformance.core.adapter import Adapter, AdapterError, AdapterInfo
+from conformance.seam.adapter import Adapter, AdapterError, AdapterInfo
 
 __all__ = ["Adapter", "AdapterError", "AdapterInfo", "__version__"]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from conformance.core.adapter import Adapter
+    from conformance.seam.adapter import Adapter
 
 __all__ = ["RuleRun", "toolreg_adapter", "toolreg_profile", "toolreg_report_dir", "toolreg_rule"]
 
@@ -77,7 +77,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def toolreg_adapter(pytestconfig: pytest.Config) -> Iterator[Adapter]:
     """The adapter named by ``--toolreg-adapter``, loaded once per session (per xdist worker)."""
     from conformance.adapters import load_adapter
-    from conformance.core.adapter import AdapterError
+    from conformance.seam.adapter import AdapterError
 
     spec = str(pytestconfig.getoption("--toolreg-adapter", default="reference"))
     try:
@@ -123,7 +123,7 @@ class RuleRun:
         self.report_dir = report_dir
 
     def __call__(self, rule_id: str) -> None:
-        from conformance.core.runner import run_suite
+        from conformance.running.runner import run_suite
         from conformance.vocab import NOT_RUN, Status
 
         result = run_suite(

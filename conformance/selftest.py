@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import TextIO
 
 from conformance.adapters.reference.mutants import CATALOGUE, VARIANTS, Mutant, Variant
-from conformance.core.adapter import Adapter
-from conformance.core.corpus import Corpus, read_corpus
+from conformance.scenario.corpus import Corpus, read_corpus
+from conformance.seam.adapter import Adapter
 
 __all__ = [
     "Row",
@@ -173,7 +173,7 @@ def _run(
     drawing; a mutant's replay stops once each of its target rules has failed (unless
     ``full``), so a killed mutant costs the time to find its faults, not a whole run.
     """
-    from conformance.core.runner import run_suite
+    from conformance.running.runner import run_suite
 
     # a mutant: its target rules (unless full); a variant: the set it answers to (targets)
     rules = ",".join(targets) if targets and (kind == "variant" or not full) else None
@@ -302,12 +302,12 @@ def run_selftest(
     ``corpus`` (default: when the baseline runs, since the reference's run is then made
     anyway; a mutant's own property run, limited to its target rules, is already cheap):
     the reference's run, first and alone, writes a frozen corpus of everything it judged
-    (:mod:`conformance.core.corpus`); every other entry replays it instead of drawing
+    (:mod:`conformance.scenario.corpus`); every other entry replays it instead of drawing
     anew, and a mutant's replay stops once each of its target rules failed. A
     derandomized property draws the same examples for any implementation until its first
     failure, so a replay finds every fault the property run finds, and sooner.
     """
-    from conformance.core.runner import PROFILES
+    from conformance.running.runner import PROFILES
 
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
@@ -346,7 +346,7 @@ def run_selftest(
 
     uncovered: list[str] = []
     if coverage:
-        from conformance.core.rules import RULES
+        from conformance.judging.rules import RULES
 
         targeted = {t for m in chosen_mutants.values() for t in m.targets}
         uncovered = [rid for rid, r in RULES.items() if r.check is not None and rid not in targeted]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.core.rules import RULES
+from conformance.judging.rules import RULES
 from conformance.pytest_plugin import RuleRun
 
 

@@ -7,7 +7,7 @@ format says it is -- never by a substring hunt.
 
 The step table (step kinds, the stages each may appear in) is data:
 ``fixtures/schema/steps.json``. The scenario keys that hold listeners are
-:data:`conformance.core.scenario.LISTENER_KEYS`.
+:data:`conformance.scenario.schema.LISTENER_KEYS`.
 """
 
 from __future__ import annotations

@@ -7,10 +7,10 @@ capability a ``forward`` step needs.
 
 from __future__ import annotations
 
-from conformance.core.adapter import CAPABILITIES, requirements
-from conformance.core.binding import decode, jsonable
-from conformance.core.rules.pre import decision_form
-from conformance.core.strategies import NEAR_MISS_KINDS, tool
+from conformance.interpreter.binding import decode, jsonable
+from conformance.judging.rules.pre import decision_form
+from conformance.scenario.strategies import NEAR_MISS_KINDS, tool
+from conformance.seam.adapter import CAPABILITIES, requirements
 
 
 def test_list_cycle_is_an_array_that_contains_itself() -> None:

@@ -1,4 +1,4 @@
-"""conformance.core.bounds: untrusted values are measured and copied without recursion."""
+"""conformance.scenario.bounds: untrusted values are measured and copied without recursion."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conformance.core.bounds import DEFAULT_MAX_DEPTH, check_bounds, to_json_safe
+from conformance.scenario.bounds import DEFAULT_MAX_DEPTH, check_bounds, to_json_safe
 
 
 def nested(depth: int) -> Any:

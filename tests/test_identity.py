@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants import CATALOGUE, VARIANTS
-from conformance.core.evaluate import judge
-from conformance.core.model import View
-from conformance.core.rules.pipe import cell_scenarios, surface_cells
-from conformance.core.scenario import validate
-from conformance.core.surface import cell, probe_scenario
+from conformance.judging.evaluate import judge
+from conformance.judging.model import View
+from conformance.judging.rules.pipe import cell_scenarios, surface_cells
+from conformance.scenario.schema import validate
+from conformance.scenario.surface import cell, probe_scenario
 
 _LEAKS = {
     "name": "pipe.name-leaks",

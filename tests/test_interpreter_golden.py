@@ -21,9 +21,9 @@ import pytest
 from jsonschema.validators import Draft202012Validator
 
 from conformance.adapters.reference import ReferenceBinding
-from conformance.core.code_runtime import ScriptedCodeRuntime
-from conformance.core.handlers import ThrownValue
-from conformance.core.interpreter import (
+from conformance.interpreter.code_runtime import ScriptedCodeRuntime
+from conformance.interpreter.handlers import ThrownValue
+from conformance.interpreter.session import (
     ASYNC_STEPS,
     STAGES,
     STEPS,
@@ -33,7 +33,7 @@ from conformance.core.interpreter import (
     decode,
     jsonable,
 )
-from conformance.core.scenario import SCHEMA_DIR, load_json
+from conformance.scenario.schema import SCHEMA_DIR, load_json
 
 CASES_DIR = SCHEMA_DIR.parent / "interpreter"
 CASE_FILES = sorted(CASES_DIR.glob("*.json"))

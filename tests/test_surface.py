@@ -11,11 +11,18 @@ import pytest
 from jsonschema.validators import Draft202012Validator
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.core.adapter import PIPELINE_STAGES
-from conformance.core.evaluate import judge
-from conformance.core.scenario import SCHEMA_DIR, validate
-from conformance.core.steps import STAGES
-from conformance.core.surface import SURFACE_PATH, Cell, cells, gaps, load_surface, probe_scenario
+from conformance.judging.evaluate import judge
+from conformance.scenario.schema import SCHEMA_DIR, validate
+from conformance.scenario.steps import STAGES
+from conformance.scenario.surface import (
+    SURFACE_PATH,
+    Cell,
+    cells,
+    gaps,
+    load_surface,
+    probe_scenario,
+)
+from conformance.seam.adapter import PIPELINE_STAGES
 
 SPEC = (SCHEMA_DIR.parents[2] / "SPEC.md").read_text(encoding="utf-8")
 RULE_IDS = set(re.findall(r"^### ([A-Z]+-[0-9]+) ", SPEC, flags=re.MULTILINE))

@@ -15,7 +15,7 @@ import importlib
 import shlex
 from typing import Any
 
-from conformance.core.adapter import Adapter, AdapterError
+from conformance.seam.adapter import Adapter, AdapterError
 
 __all__ = ["load_adapter"]
 

@@ -77,7 +77,7 @@ Mapping (kit stage -> SDK API):
 * schemas -> the wire form of the enabled tools
   (``agents.models.openai_responses.Converter.convert_tools``,
   ``SP/models/openai_responses.py:2211-2217``) through the kit's one projection
-  (``conformance.core.wire.model_entry``: the envelope ``type: "function"`` and a boolean
+  (``conformance.seam.wire.model_entry``: the envelope ``type: "function"`` and a boolean
   ``strict`` dropped, every other key kept), the SDK's own objects, never a copy.
 
 Missing capabilities, each with its reason: :data:`MISSING`.
@@ -125,11 +125,11 @@ from agents.tool_context import ToolContext
 from openai.types.responses import ResponseFunctionToolCall
 
 from conformance.adapters.reference import attempt_write
-from conformance.core.adapter import AdapterInfo, ScenarioSkipped
-from conformance.core.binding import ABSENT, JSON, Binding, decode, jsonable
-from conformance.core.interpreter import Session
-from conformance.core.scenario import scripts_of
-from conformance.core.wire import model_entry
+from conformance.interpreter.binding import ABSENT, JSON, Binding, decode, jsonable
+from conformance.interpreter.session import Session
+from conformance.scenario.schema import scripts_of
+from conformance.seam.adapter import AdapterInfo, ScenarioSkipped
+from conformance.seam.wire import model_entry
 
 __all__ = ["AgentsBinding", "OpenAIAgentsAdapter", "make_adapter"]
 

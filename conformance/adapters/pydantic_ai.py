@@ -100,7 +100,7 @@ waterfall, a decision with no counterpart), it is skipped with the reason.
   pa/models/function.py:270), each as the fields pydantic-ai's providers put on the wire: name,
   description, ``parameters_json_schema`` and a set ``strict`` (pa/models/openai/
   _responses_model.py:2270-2277, pa/models/openai/_chat_model.py:1273-1289), read through the
-  kit's one projection (``conformance.core.wire.model_entry``: ``parameters_json_schema`` ->
+  kit's one projection (``conformance.seam.wire.model_entry``: ``parameters_json_schema`` ->
   parameters, the boolean ``strict`` is envelope). The values are the framework's own objects:
   ``parameters`` IS the definition's dict, so a ``schemas`` action's write goes into what the
   framework sends next time (DEF-2's copy clause judges pydantic-ai). The dataclass's other
@@ -156,10 +156,10 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 
 from conformance.adapters.reference import attempt_write
-from conformance.core.adapter import AdapterInfo, ScenarioSkipped, requirements
-from conformance.core.interpreter import JSON, Binding, Session, canonical_json, decode, jsonable
-from conformance.core.scenario import scripts_of
-from conformance.core.wire import model_entry
+from conformance.interpreter.session import JSON, Binding, Session, canonical_json, decode, jsonable
+from conformance.scenario.schema import scripts_of
+from conformance.seam.adapter import AdapterInfo, ScenarioSkipped, requirements
+from conformance.seam.wire import model_entry
 
 __all__ = ["PydanticAIAdapter", "make_adapter", "make_inline_adapter"]
 

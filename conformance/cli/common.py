@@ -33,11 +33,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Final, TextIO
 
 from conformance.adapters import load_adapter
-from conformance.core.adapter import Adapter, AdapterError
+from conformance.seam.adapter import Adapter, AdapterError
 from conformance.transport.policy import check_seconds
 
 if TYPE_CHECKING:
-    from conformance.core.runner import Tick
+    from conformance.running.runner import Tick
 
 __all__ = [
     "EXIT_FAIL",
@@ -181,14 +181,14 @@ class RunProgress:
 
     * ``live`` (``err`` is a terminal): ONE status line, redrawn in place (carriage
       return, clear to the end of the line) with the counts of the last
-      :class:`~conformance.core.runner.Tick` and the current unit's label, cut to
+      :class:`~conformance.running.runner.Tick` and the current unit's label, cut to
       the terminal's width; :meth:`close` ends it with a newline.
     * ``lines`` (not a terminal, ``--progress``): one plain line per finished unit,
       with the same counts.
     * ``off`` (``-q``, or not a terminal without ``--progress``: CI logs, pipes): nothing.
 
     Call it with a unit's label (the ``progress`` callback of
-    :func:`~conformance.core.runner.run_suite`), hand :meth:`tick` to it as ``tick=``
+    :func:`~conformance.running.runner.run_suite`), hand :meth:`tick` to it as ``tick=``
     for the counts, :meth:`note` a line of the command's own; use it as a
     context manager so that the live line ends however the run does.
     """

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from conformance.cli.common import UsageError, close_adapter, load, progress_printer
-from conformance.core.adapter import Adapter, AdapterError
+from conformance.seam.adapter import Adapter, AdapterError
 
 __all__ = ["COMMANDS", "add_commands", "main", "protocol_only_markdown", "write_protocol_report"]
 
@@ -107,8 +107,8 @@ def _served_adapter(spec: str, args: argparse.Namespace) -> Adapter:
 
 
 def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from conformance.core.interrupt import interruptible
-    from conformance.core.processes import become_subreaper
+    from conformance.processes import become_subreaper
+    from conformance.running.interrupt import interruptible
     from conformance.transport.server import check_bind, make_app, make_protocol_server
 
     become_subreaper()
@@ -142,7 +142,7 @@ def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             flush=True,
         )
         # SIGTERM ends serve like Ctrl-C; a request stuck in the implementation cannot keep
-        # it: past the grace the watchdog ends the process (conformance.core.interrupt)
+        # it: past the grace the watchdog ends the process (conformance.running.interrupt)
         with interruptible():
             try:
                 server.serve_forever()
@@ -223,8 +223,8 @@ def _describe_service(url: str, deadline_s: float) -> dict[str, Any] | None:
 
 def write_protocol_report(section: dict[str, Any], directory: Path) -> list[Path]:
     """Merge ``section`` into DIR/report.json and DIR/report.md, or write them fresh."""
-    from conformance.core.scenario import load_json, validate
     from conformance.reporting.report import report_markdown, result_from_json
+    from conformance.scenario.schema import load_json, validate
 
     directory.mkdir(parents=True, exist_ok=True)
     json_path, md_path = directory / "report.json", directory / "report.md"

@@ -29,17 +29,17 @@ from conformance.cli.common import (
     writable_dir,
 )
 from conformance.cli.common import load as _load_adapter
-from conformance.core.adapter import FAILURE_CATEGORIES, Adapter, AdapterError
-from conformance.core.runner import keep_hypothesis_out_of_the_cwd
-from conformance.core.scenario import FixtureError, load_json, validate
+from conformance.running.runner import keep_hypothesis_out_of_the_cwd
+from conformance.scenario.schema import FixtureError, load_json, validate
+from conformance.seam.adapter import FAILURE_CATEGORIES, Adapter, AdapterError
 from conformance.vocab import Status
 
 if TYPE_CHECKING:
     from conformance.cli.common import CapturedLogs
-    from conformance.core.contract import Contract
-    from conformance.core.corpus import Corpus
-    from conformance.core.runner import RunResult
+    from conformance.judging.contract import Contract
     from conformance.reporting.expectations import Expectations
+    from conformance.running.runner import RunResult
+    from conformance.scenario.corpus import Corpus
 
 __all__ = ["main"]
 
@@ -50,7 +50,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from conformance.core.runner import PROFILES
+    from conformance.running.runner import PROFILES
 
     parser = _Parser(
         prog="toolreg-conformance",
@@ -298,8 +298,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from conformance.core.runner import default_jobs, interruptible, run_suite, select_rules
     from conformance.reporting.expectations import load_expectations
+    from conformance.running.runner import default_jobs, interruptible, run_suite, select_rules
 
     if args.update_expect and not args.expect:
         raise UsageError("--update-expect needs --expect FILE")
@@ -355,7 +355,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _corpus_options(args: argparse.Namespace) -> Corpus | None:
     """The corpus ``--corpus`` names (read and checked), after the options' own checks."""
-    from conformance.core.corpus import read_corpus
+    from conformance.scenario.corpus import read_corpus
 
     if args.fail_fast and not args.corpus:
         raise UsageError("--fail-fast needs --corpus FILE (a property cannot stop half-way)")
@@ -376,7 +376,7 @@ def _stuck(
 ) -> None:
     """The interrupt watchdog's last act for a run stuck in its implementation: the partial
     report, as an interrupted run writes it (the process exits 130 right after)."""
-    from conformance.core.runner import partial_result
+    from conformance.running.runner import partial_result
 
     result = partial_result()
     if result is not None:
@@ -387,7 +387,7 @@ def _load_contract(path: str | None) -> Contract | None:
     """The ``--contract FILE`` (a malformed one: FixtureError, exit 2), or None."""
     if path is None:
         return None
-    from conformance.core.contract import load_contract
+    from conformance.judging.contract import load_contract
 
     return load_contract(path)
 
@@ -485,7 +485,7 @@ def _prefixed(e: FixtureError, source: str, prefix: str) -> FixtureError:
 
 def load_case(path: str) -> tuple[Mapping[str, Any], str | None, list[str]]:
     """(scenario, rule ID or None, what the case says was required) from a case or scenario file."""
-    from conformance.core.rules import RULES
+    from conformance.judging.rules import RULES
 
     document = load_json(path)
     if isinstance(document, dict) and "scenario" in document and "rule" in document:
@@ -506,7 +506,7 @@ def load_case(path: str) -> tuple[Mapping[str, Any], str | None, list[str]]:
 
 def _case_clauses(path: str, document: Any, rule: str | None) -> frozenset[str] | None:
     """The clauses a counterexample was judged on (its ``clauses``), checked; None: all."""
-    from conformance.core.rules import RULES
+    from conformance.judging.rules import RULES
 
     clauses = document.get("clauses") if isinstance(document, dict) else None
     if clauses is None or rule is None:
@@ -581,8 +581,8 @@ def _replay_one(
     The exit code says whether the case still shows what it showed (1: still failing),
     a defect or a difference alike; with a contract each violation says which it is.
     """
-    from conformance.core.contract import classify
-    from conformance.core.evaluate import KitError, evaluate
+    from conformance.judging.contract import classify
+    from conformance.judging.evaluate import KitError, evaluate
 
     info = adapter.describe()
     who = f"{info.name} {info.version}"
@@ -642,8 +642,8 @@ def _replay_one(
 
 
 def _publish(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from conformance.core.runner import select_rules
     from conformance.reporting.publish import publish
+    from conformance.running.runner import select_rules
 
     try:
         select_rules(args.rules)
@@ -687,7 +687,7 @@ def _compare(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.check and not args.output:
         raise UsageError("--check needs -o FILE (the committed comparison)")
-    from conformance.core.contract import load_contract
+    from conformance.judging.contract import load_contract
 
     comparison = compare(args.reports, [load_contract(path) for path in args.contract])
     base = Path(args.output).resolve().parent if args.output else Path.cwd()
@@ -782,9 +782,9 @@ def _render_html(args: argparse.Namespace, document: dict[str, Any], out: TextIO
 
 
 def _rules(args: argparse.Namespace, out: TextIO) -> int:
-    from conformance.core.rules import FOCUS, RULES
-    from conformance.core.runner import select
-    from conformance.core.scenario import FIXTURES
+    from conformance.judging.rules import FOCUS, RULES
+    from conformance.running.runner import select
+    from conformance.scenario.schema import FIXTURES
 
     try:
         selection = select(args.rules)
@@ -824,7 +824,7 @@ def _rules(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _explain(args: argparse.Namespace, out: TextIO) -> int:
-    from conformance.core.rules import RULES
+    from conformance.judging.rules import RULES
     from conformance.reporting.teach import explain_text, spec_sections
 
     rule_id = str(args.rule)
@@ -884,7 +884,7 @@ def _selftest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
 
-    from conformance.core.runner import interruptible
+    from conformance.running.runner import interruptible
 
     progress = progress_printer(args.quiet, err)
     with interruptible():

@@ -33,8 +33,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final
 
-from conformance.core.contract import Contract
-from conformance.core.scenario import FixtureError, load_json
+from conformance.judging.contract import Contract
+from conformance.scenario.schema import FixtureError, load_json
 from conformance.vocab import FAILING, NOT_RUN, Status
 
 __all__ = ["Cell", "Change", "Column", "Comparison", "compare", "comparison_markdown"]

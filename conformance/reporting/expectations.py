@@ -15,7 +15,7 @@ After a run, :func:`apply_expectations` rewrites the outcomes:
 * an unlisted failing rule fails the run as usual.
 
 A ``difference`` (a rule failing only where the implementation's contract promises nothing,
-:mod:`conformance.core.contract`) never fails the run, listed or not: a listed difference
+:mod:`conformance.judging.contract`) never fails the run, listed or not: a listed difference
 that vanished or turned into something else, a listed failure that is now a difference, and
 a difference nobody listed are notes. A listed difference that is now a *defect* (``fail``)
 fails the run like any unlisted failure.
@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.core.contract import Contract
-from conformance.core.rules import RULES
-from conformance.core.runner import RuleOutcome, RunResult
-from conformance.core.scenario import FixtureError, load_json
+from conformance.judging.contract import Contract
+from conformance.judging.rules import RULES
+from conformance.running.runner import RuleOutcome, RunResult
+from conformance.scenario.schema import FixtureError, load_json
 from conformance.vocab import FAILING, NOT_RUN, Status
 
 __all__ = [

@@ -60,11 +60,11 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import quote
 
-from conformance.core.outcomes import Pointer
 from conformance.reporting import timeline as tl
 from conformance.reporting.compare import KIND_ORDER, KIND_TEXT, Cell, Comparison
 from conformance.reporting.report import ASSESSMENTS, verdict_words
 from conformance.reporting.timeline import STAGE_ORDER
+from conformance.running.outcomes import Pointer
 from conformance.vocab import FAILING, NOT_RUN, Status
 
 __all__ = [

@@ -19,7 +19,7 @@ writes, in ``DIR``:
   timeline per counterexample).
 
 The failures are classified by the implementation's contract, ``DIR/contract.json`` when
-it exists (or ``contract=``; :mod:`conformance.core.contract`): a failing promised rule is a
+it exists (or ``contract=``; :mod:`conformance.judging.contract`): a failing promised rule is a
 defect, any other failing rule a difference from DSH, published in its own section. Before
 the run, a written ``assessment: defect`` without the evidence one needs (a contract
 promise, a tracker reference, stated intent) is refused, and after it a ``defect`` on a rule
@@ -39,9 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conformance.core.adapter import Adapter
-from conformance.core.contract import Contract, load_contract
-from conformance.core.runner import RuleOutcome, Tick, run_suite
+from conformance.judging.contract import Contract, load_contract
 from conformance.reporting.expectations import (
     Expectations,
     apply_expectations,
@@ -52,6 +50,8 @@ from conformance.reporting.expectations import (
     write_expectations,
 )
 from conformance.reporting.report import findings_markdown, report_json, report_markdown
+from conformance.running.runner import RuleOutcome, Tick, run_suite
+from conformance.seam.adapter import Adapter
 from conformance.vocab import FAILING, Status
 
 PUBLISHED = (*FAILING, Status.DIFFERENCE)  # the statuses whose case is published
@@ -202,8 +202,8 @@ def _shown(path: Path, directory: Path) -> str:
 
 def write_page(directory: Path) -> Path:
     """``DIR/report.html`` from a published directory's report.json, expect.json and cases."""
-    from conformance.core.scenario import load_json
     from conformance.reporting.html import load_cases, report_html
+    from conformance.scenario.schema import load_json
 
     document = load_json(directory / "report.json", "report")
     expect_path = directory / "expect.json"

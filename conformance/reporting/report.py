@@ -15,11 +15,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance.core.adapter import AdapterInfo
-from conformance.core.contract import Contract
-from conformance.core.outcomes import Pointer
-from conformance.core.runner import Failure, RuleOutcome, RunResult
+from conformance.judging.contract import Contract
 from conformance.reporting.expectations import ASSESSMENTS
+from conformance.running.outcomes import Pointer
+from conformance.running.runner import Failure, RuleOutcome, RunResult
+from conformance.seam.adapter import AdapterInfo
 from conformance.vocab import FAILING, NOT_RUN, Status
 
 __all__ = [
@@ -310,12 +310,12 @@ def reclassified(document: Mapping[str, Any], contract: Contract) -> dict[str, A
     """A copy of ``report.json`` whose violations are classified by ``contract``.
 
     Each kept violation (kind ``fail`` or ``difference``) is classified again from its
-    rule, clause and scenario (:func:`~conformance.core.contract.classify`), and a rule
+    rule, clause and scenario (:func:`~conformance.judging.contract.classify`), and a rule
     that failed becomes ``fail`` if one of them is a defect, else ``difference``; errors,
     timeouts and the other statuses stay. ``conformant`` is computed again, and a note says
     the classification came after the run (from the failures it kept).
     """
-    from conformance.core.contract import classify
+    from conformance.judging.contract import classify
 
     out = copy.deepcopy(dict(document))
     profile = str(out.get("profile", "ci"))

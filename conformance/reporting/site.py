@@ -45,10 +45,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import quote
 
-from conformance.core.adapter import Adapter
-from conformance.core.bounds import counterexample_text
-from conformance.core.rules import RULES
-from conformance.core.runner import counterexample
+from conformance.judging.rules import RULES
 from conformance.reporting import timeline as tl
 from conformance.reporting.html import escape_text as _e
 from conformance.reporting.html import finding_anchors, legend, load_cases, page, timeline_html
@@ -62,6 +59,9 @@ from conformance.reporting.teach import (
     spec_sections,
     story,
 )
+from conformance.running.runner import counterexample
+from conformance.scenario.bounds import counterexample_text
+from conformance.seam.adapter import Adapter
 
 __all__ = ["Published", "build_site", "main", "published", "rule_page"]
 

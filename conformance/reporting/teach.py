@@ -25,12 +25,12 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from conformance.core.adapter import Adapter
-from conformance.core.evaluate import evaluate
-from conformance.core.outcomes import Pointer
-from conformance.core.rules import RULES, Verdict
-from conformance.core.scenario import FIXTURES, load_json
+from conformance.judging.evaluate import evaluate
+from conformance.judging.rules import RULES, Verdict
 from conformance.reporting import timeline as tl
+from conformance.running.outcomes import Pointer
+from conformance.scenario.schema import FIXTURES, load_json
+from conformance.seam.adapter import Adapter
 
 if TYPE_CHECKING:  # the catalogue is imported when first needed
     from conformance.adapters.reference.mutants import Mutant

@@ -13,7 +13,7 @@ the same model:
 * :func:`hits` -- what the violated verdicts mark in one lane.
 
 **What a violation marks.** A violated verdict carries *pointers*
-(:class:`~conformance.core.outcomes.Pointer`: ``Verdict.call``, ``Verdict.events``): the
+(:class:`~conformance.running.outcomes.Pointer`: ``Verdict.call``, ``Verdict.events``): the
 events at those indices are marked, and so is the answer of the call it names when it
 names no event. A verdict without pointers is marked by reading its wording -- the
 fallback at the end of this module, which issue 24's phase 2 deletes once every predicate
@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from conformance.core.outcomes import Pointer
+from conformance.running.outcomes import Pointer
 from conformance.vocab import STAGES
 
 __all__ = [

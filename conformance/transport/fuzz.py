@@ -44,8 +44,8 @@ from urllib.parse import urlsplit
 from wsgiref.types import WSGIApplication
 from wsgiref.util import setup_testing_defaults
 
-from conformance.core.bounds import DEFAULT_MAX_BYTES
-from conformance.core.scenario import FixtureError, validate
+from conformance.scenario.bounds import DEFAULT_MAX_BYTES
+from conformance.scenario.schema import FixtureError, validate
 from conformance.transport.openapi import OPENAPI_PATH, build
 from conformance.transport.policy import WAITING_STEPS
 

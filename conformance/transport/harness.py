@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 
 from conformance.adapters import load_adapter
-from conformance.core.adapter import AdapterError
+from conformance.seam.adapter import AdapterError
 from conformance.transport.protocol import HarnessSession
 
 __all__ = ["main"]

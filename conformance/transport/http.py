@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-from conformance.core.adapter import AdapterError, AdapterInfo, ImplementationFailure
+from conformance.seam.adapter import AdapterError, AdapterInfo, ImplementationFailure
 from conformance.transport.policy import SessionAdapter, SessionOptions
 
 if TYPE_CHECKING:

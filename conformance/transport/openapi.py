@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from conformance.core.scenario import SCHEMA_DIR
+from conformance.scenario.schema import SCHEMA_DIR
 
 __all__ = ["OPENAPI_PATH", "build", "main", "render"]
 

@@ -29,13 +29,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypedDict
 
-from conformance.core.adapter import (
+from conformance.scenario.bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
+from conformance.seam.adapter import (
     AdapterError,
     AdapterInfo,
     ImplementationFailure,
     ScenarioSkipped,
 )
-from conformance.core.bounds import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
 
 __all__ = [
     "DEFAULT_DEADLINE_S",

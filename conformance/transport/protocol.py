@@ -12,7 +12,7 @@ one answer with the same ``seq``: ``trace``, ``skipped {reason}`` or
 (:func:`interpret_answer`); the harness side turns an in-process adapter into
 a message handler (:class:`HarnessSession`).
 
-A broken answer is an :class:`~conformance.core.adapter.ImplementationFailure` of
+A broken answer is an :class:`~conformance.seam.adapter.ImplementationFailure` of
 category ``protocol`` whose message names what was expected and what came.
 """
 
@@ -26,16 +26,16 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from conformance import __version__
-from conformance.core.adapter import (
+from conformance.judging.model import DEFAULT_CLOSED_FORMS
+from conformance.scenario.bounds import DEFAULT_MAX_DEPTH, check_bounds
+from conformance.scenario.schema import FixtureError, validate
+from conformance.seam.adapter import (
     CAPABILITIES,
     Adapter,
     AdapterInfo,
     ImplementationFailure,
     ScenarioSkipped,
 )
-from conformance.core.bounds import DEFAULT_MAX_DEPTH, check_bounds
-from conformance.core.model import DEFAULT_CLOSED_FORMS
-from conformance.core.scenario import FixtureError, validate
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -83,7 +83,7 @@ def loads_bounded(text: str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
 
     Deep nesting is refused without recursion: before parsing when the text
     is deeper than the parser could go (a ``RecursionError`` is never raised),
-    after parsing by :func:`~conformance.core.bounds.check_bounds`.
+    after parsing by :func:`~conformance.scenario.bounds.check_bounds`.
     """
     try:
         value = json.loads(text, parse_constant=reject_constant)

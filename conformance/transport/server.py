@@ -33,9 +33,9 @@ from typing import Any, Final
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
-from conformance.core.adapter import Adapter
-from conformance.core.bounds import DEFAULT_MAX_DEPTH
-from conformance.core.scenario import FixtureError, validate
+from conformance.scenario.bounds import DEFAULT_MAX_DEPTH
+from conformance.scenario.schema import FixtureError, validate
+from conformance.seam.adapter import Adapter
 from conformance.transport.protocol import (
     HarnessSession,
     OutOfBounds,

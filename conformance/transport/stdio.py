@@ -13,7 +13,7 @@ This file owns containment. The rules it keeps:
   the whole group SIGTERM, then SIGKILL after ``limits.kill_grace_s``, then
   SIGKILL to every process still carrying the harness's tag (its descendants that
   left the group; the kit is their subreaper, so it reaps them:
-  :mod:`conformance.core.processes`). No read ever blocks:
+  :mod:`conformance.processes`). No read ever blocks:
   one ``poll`` over the pipes and a pidfd per wait, bounded by the deadline,
   and once the harness itself has exited its stdout counts as closed, so a
   child that inherited the pipe cannot hold the kit.
@@ -50,8 +50,8 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from conformance.core.adapter import AdapterError, AdapterInfo, ImplementationFailure
-from conformance.core.processes import become_subreaper, end_tagged, tagged
+from conformance.processes import become_subreaper, end_tagged, tagged
+from conformance.seam.adapter import AdapterError, AdapterInfo, ImplementationFailure
 from conformance.transport.policy import Limits, SessionAdapter, SessionOptions
 
 if TYPE_CHECKING:
@@ -341,7 +341,7 @@ def end_all_harnesses(grace_s: float | None = None) -> None:
 
 
 class StdioAdapter(SessionAdapter):
-    """An :class:`~conformance.core.adapter.Adapter` speaking the harness protocol to a subprocess.
+    """An :class:`~conformance.seam.adapter.Adapter` speaking the harness protocol to a subprocess.
 
     A session is one harness process; the restart policy is :class:`SessionAdapter`'s.
     """

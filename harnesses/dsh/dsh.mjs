@@ -158,7 +158,7 @@ export function describeError(e) {
 
 /**
  * The kit's run_code program runtime (@toolreg/interpreter's runProgram, the
- * twin of conformance/core/code_runtime.py) as a dsh-tools CodeRuntime: `call`
+ * twin of conformance/interpreter/code_runtime.py) as a dsh-tools CodeRuntime: `call`
  * is a binding of the `tools` namespace (a rejection becomes an outcome named
  * by the namespace's error member property), and a failed run is a result
  * field (`error: {kind, message}`), per the CodeRuntime contract.

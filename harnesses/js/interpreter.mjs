@@ -4,7 +4,7 @@
 // the stages it may run in) is not written here: it is read from the step
 // table, conformance/fixtures/schema/steps.json, the one definition of the
 // language. This file supplies one handler per step kind and checks at load
-// that the two agree. It mirrors conformance/core/interpreter.py (Session),
+// that the two agree. It mirrors conformance/interpreter/session.py (Session),
 // binding.py (Binding, decode, jsonable) and handlers.py so that the same
 // scenario run on the same
 // behaviour yields the same trace; the golden cases

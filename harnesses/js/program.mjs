@@ -1,6 +1,6 @@
 // The scenario run_code program language: programs are JSON, `{"steps": [...]}`.
 //
-// The twin of conformance/core/code_runtime.py (ScriptedCodeRuntime); the
+// The twin of conformance/interpreter/code_runtime.py (ScriptedCodeRuntime); the
 // golden cases with a `program` in conformance/fixtures/interpreter/ pin both.
 //
 // Steps: `{"call": NAME, "arguments": {...}}` calls a tool through the SDK (a

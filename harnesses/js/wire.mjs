@@ -1,5 +1,5 @@
 // DEF-2 on a wire form: the kit's one projection of a provider request's tool entry (the
-// twin of conformance/core/wire.py; SPEC DEF-2 "On a wire form"). Provider field names
+// twin of conformance/seam/wire.py; SPEC DEF-2 "On a wire form"). Provider field names
 // become the spec's (renames), the envelope (type: "function", a boolean strict) is
 // dropped, every other key is kept so a leak shows, and values are the framework's own
 // objects, never copies (a schemas action's write goes into what the framework sends next).

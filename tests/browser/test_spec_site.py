@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.core.rules import RULES
+from conformance.judging.rules import RULES
 from conformance.reporting.site import rule_page
 from conformance.reporting.teach import lessons, spec_sections
 from tests.browser.test_report_page import CHROMIUM, headless

@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("agents", reason="openai-agents is not installed (pip install '.[frameworks]')")
 
 from conformance.adapters.openai_agents import make_adapter
-from conformance.core.adapter import ScenarioSkipped, requirements, trim
-from conformance.core.evaluate import judge, run_scenario
+from conformance.judging.evaluate import judge, run_scenario
+from conformance.seam.adapter import ScenarioSkipped, requirements, trim
 
 RULES = Path(__file__).resolve().parents[2] / "conformance" / "fixtures" / "rules"
 
@@ -384,7 +384,7 @@ def test_the_listed_parameters_are_the_tools_own_dict() -> None:
     import asyncio
 
     from conformance.adapters.openai_agents import AgentsBinding, _Run
-    from conformance.core.interpreter import Session
+    from conformance.interpreter.session import Session
 
     s = scenario("DEF-2/schemas-are-whitelisted-copies")
     run = _Run(s, Session(s, AgentsBinding()))

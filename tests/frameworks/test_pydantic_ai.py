@@ -17,7 +17,7 @@ pytest.importorskip("pydantic_ai")
 from pydantic_ai import Agent
 
 from conformance.adapters.pydantic_ai import CAPABILITIES, make_adapter, make_inline_adapter
-from conformance.core.evaluate import evaluate, run_scenario
+from conformance.judging.evaluate import evaluate, run_scenario
 
 RULES = Path(__file__).resolve().parents[2] / "conformance" / "fixtures" / "rules"
 FIXTURES = [

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.core.rules import RULES
-from conformance.core.runner import RunResult, run_suite
+from conformance.judging.rules import RULES
+from conformance.running.runner import RunResult, run_suite
 
 
 @contextmanager

@@ -14,11 +14,11 @@ import pytest
 
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants import CATALOGUE
-from conformance.core import strategies as s
-from conformance.core.evaluate import evaluate, judge
-from conformance.core.rules import RULES, Verdict
-from conformance.core.scenario import load_json
-from conformance.core.surface import cell, probe_scenario
+from conformance.judging.evaluate import evaluate, judge
+from conformance.judging.rules import RULES, Verdict
+from conformance.scenario import strategies as s
+from conformance.scenario.schema import load_json
+from conformance.scenario.surface import cell, probe_scenario
 
 BEARING = {rid for rid, r in RULES.items() if r.clauses}
 

@@ -15,9 +15,9 @@ import pytest
 
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants import CATALOGUE, VARIANTS
-from conformance.core import strategies as s
-from conformance.core.evaluate import evaluate, judge
-from conformance.core.scenario import load_json
+from conformance.judging.evaluate import evaluate, judge
+from conformance.scenario import strategies as s
+from conformance.scenario.schema import load_json
 
 RAISED = frozenset({"error-result", "raised"})
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from conformance.cli.main import main
-from conformance.core.adapter import AdapterInfo
-from conformance.core.runner import Failure, RuleOutcome, RunResult
-from conformance.core.scenario import FixtureError, validate
 from conformance.reporting.compare import CHANGES, KIND_ORDER, compare, comparison_markdown
 from conformance.reporting.report import write_reports
+from conformance.running.runner import Failure, RuleOutcome, RunResult
+from conformance.scenario.schema import FixtureError, validate
+from conformance.seam.adapter import AdapterInfo
 
 
 def outcome(rid: str, status: str, **kw: object) -> RuleOutcome:

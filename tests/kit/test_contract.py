@@ -18,13 +18,11 @@ import pytest
 
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.cli.main import main
-from conformance.core.contract import classify, load_contract
-from conformance.core.evaluate import judge
-from conformance.core.model import View
-from conformance.core.rule_sets import RULE_SETS
-from conformance.core.rules import RULES, Rule, Verdict
-from conformance.core.runner import RunResult, run_suite, select
-from conformance.core.scenario import FixtureError, validate
+from conformance.judging.contract import classify, load_contract
+from conformance.judging.evaluate import judge
+from conformance.judging.model import View
+from conformance.judging.rule_sets import RULE_SETS
+from conformance.judging.rules import RULES, Rule, Verdict
 from conformance.reporting.expectations import (
     Expectations,
     apply_expectations,
@@ -33,6 +31,8 @@ from conformance.reporting.expectations import (
     load_expectations,
 )
 from conformance.reporting.report import reclassified, write_reports
+from conformance.running.runner import RunResult, run_suite, select
+from conformance.scenario.schema import FixtureError, validate
 from conformance.vocab import Status
 from tests.kit.support import quiet
 from tests.kit.test_html import parse
@@ -447,7 +447,7 @@ def test_compare_lists_a_difference_coming_and_going_apart(tmp_path: Path) -> No
 
 
 def _result(status: str, **kw: Any) -> RunResult:
-    from conformance.core.adapter import AdapterInfo
+    from conformance.seam.adapter import AdapterInfo
     from tests.kit.test_compare import fail, outcome
 
     failures = [fail()]

@@ -1,4 +1,4 @@
-"""A frozen corpus (conformance.core.corpus): written once, replayed, and stopping early.
+"""A frozen corpus (conformance.scenario.corpus): written once, replayed, and stopping early.
 
 A corpus written by a run against the reference holds what that run judged; replayed, it
 gives the same verdicts as the run that wrote it, and against a known-bad registry with
@@ -15,9 +15,9 @@ import pytest
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants import CATALOGUE
 from conformance.cli import main
-from conformance.core.corpus import read_corpus
-from conformance.core.runner import run_suite
-from conformance.core.scenario import FixtureError
+from conformance.running.runner import run_suite
+from conformance.scenario.corpus import read_corpus
+from conformance.scenario.schema import FixtureError
 from conformance.selftest import run_selftest
 from tests.kit.support import quiet
 

@@ -11,11 +11,11 @@ from typing import Any
 from jsonschema.validators import Draft202012Validator
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.core.adapter import AdapterInfo
-from conformance.core.runner import run_suite
-from conformance.core.scenario import SCHEMA_DIR
-from conformance.core.surface import attempted, cells, coverage, probe_scenario
 from conformance.reporting.report import report_markdown, result_from_json, write_reports
+from conformance.running.runner import run_suite
+from conformance.scenario.schema import SCHEMA_DIR
+from conformance.scenario.surface import attempted, cells, coverage, probe_scenario
+from conformance.seam.adapter import AdapterInfo
 
 REPORT_SCHEMA = json.loads((SCHEMA_DIR / "report.schema.json").read_text(encoding="utf-8"))
 

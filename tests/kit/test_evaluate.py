@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-import conformance.core.evaluate as evaluation
+import conformance.judging.evaluate as evaluation
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.core.adapter import AdapterInfo, ImplementationFailure, ScenarioSkipped
-from conformance.core.evaluate import evaluate, judge
-from conformance.core.model import View
-from conformance.core.scenario import FIXTURES, load_json, schema
+from conformance.judging.evaluate import evaluate, judge
+from conformance.judging.model import View
+from conformance.scenario.schema import FIXTURES, load_json, schema
+from conformance.seam.adapter import AdapterInfo, ImplementationFailure, ScenarioSkipped
 from conformance.vocab import Status, action_deadline, is_action_timeout
 
 EXAMPLE = sorted((FIXTURES / "examples").glob("*.json"))[0]

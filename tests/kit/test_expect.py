@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-import conformance.core.runner
+import conformance.running.runner
 from conformance.cli.main import main
-from conformance.core.adapter import AdapterInfo
-from conformance.core.rules import RULES
-from conformance.core.runner import Failure, RuleOutcome, RunResult
+from conformance.judging.rules import RULES
 from conformance.reporting.expectations import (
     Expectations,
     apply_expectations,
     load_expectations,
     updated_expectations,
 )
+from conformance.running.runner import Failure, RuleOutcome, RunResult
+from conformance.seam.adapter import AdapterInfo
 
 HERE = Path(__file__).resolve().parent
 BROKEN_NAME = "asks-without-service"
@@ -106,7 +106,7 @@ def test_update_expect_rewrites_the_file_keeping_reasons(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: str
 ) -> None:
     # a full (unfiltered) run, over a rule set reduced to PRE-3 to stay fast
-    monkeypatch.setattr(conformance.core.runner, "RULES", {"PRE-3": RULES["PRE-3"]})
+    monkeypatch.setattr(conformance.running.runner, "RULES", {"PRE-3": RULES["PRE-3"]})
     expect = write(
         tmp_path / "expect.json",
         {"PRE-3": {"status": "error", "reason": "kept", "link": "https://example.invalid/1"}},
@@ -124,7 +124,7 @@ def test_update_expect_rewrites_the_file_keeping_reasons(
 def test_update_expect_creates_a_missing_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: str
 ) -> None:
-    monkeypatch.setattr(conformance.core.runner, "RULES", {"PRE-3": RULES["PRE-3"]})
+    monkeypatch.setattr(conformance.running.runner, "RULES", {"PRE-3": RULES["PRE-3"]})
     expect = tmp_path / "new.json"
     argv = ["run", "--profile", "quick", "-q", "--adapter", broken, "--expect", str(expect)]
     assert main([*argv, "--update-expect"]) == 0

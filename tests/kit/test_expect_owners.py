@@ -1,5 +1,5 @@
 """A fixture's ``expect`` block speaks for the rule that owns each key, never for every rule
-the fixture lists (conformance/core/fixture_checks.py: OWNED_KEYS, KEY_CLAUSES)."""
+the fixture lists (conformance/judging/fixture_checks.py: OWNED_KEYS, KEY_CLAUSES)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.core.evaluate import judge
-from conformance.core.fixture_checks import OWNED_KEYS, fixture_block, own_rule, owners
-from conformance.core.model import View
-from conformance.core.rules import RULES
-from conformance.core.scenario import load_json
+from conformance.judging.evaluate import judge
+from conformance.judging.fixture_checks import OWNED_KEYS, fixture_block, own_rule, owners
+from conformance.judging.model import View
+from conformance.judging.rules import RULES
+from conformance.scenario.schema import load_json
 
 
 def _fixture(name: str) -> dict[str, Any]:

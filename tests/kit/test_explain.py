@@ -11,7 +11,7 @@ import pytest
 
 from conformance.adapters.reference.mutants import CATALOGUE
 from conformance.cli.main import main
-from conformance.core.rules import RULES
+from conformance.judging.rules import RULES
 from conformance.reporting.teach import (
     explain_text,
     fixtures_of,

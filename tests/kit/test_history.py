@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.core.evaluate import judge
-from conformance.core.scenario import FIXTURES
+from conformance.judging.evaluate import judge
+from conformance.scenario.schema import FIXTURES
 
 STRICTER = FIXTURES / "rules" / "DEF-5" / "shadow-with-stricter-parameters.json"
 HISTORY = FIXTURES / "rules" / "DEF-2" / "schemas-across-a-history.json"

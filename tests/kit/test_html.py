@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from conformance.cli.main import main
-from conformance.core.adapter import AdapterInfo
-from conformance.core.runner import Failure, RuleOutcome, RunResult
 from conformance.reporting.compare import compare
 from conformance.reporting.html import comparison_html, load_cases, report_html
 from conformance.reporting.report import report_json, write_reports
+from conformance.running.runner import Failure, RuleOutcome, RunResult
+from conformance.seam.adapter import AdapterInfo
 from tests.kit.test_report import synthetic
 
 RC8 = Path(__file__).resolve().parents[2] / "docs" / "implementations" / "dsh-tools-0.1.0-rc.8"

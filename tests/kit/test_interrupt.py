@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.core.scenario import validate
+from conformance.scenario.schema import validate
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,9 +10,9 @@ import pytest
 from jsonschema.validators import Draft202012Validator
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.core.binding import decode
-from conformance.core.evaluate import judge
-from conformance.core.methods import (
+from conformance.interpreter.binding import decode
+from conformance.judging.evaluate import judge
+from conformance.scenario.methods import (
     METHODS_PATH,
     family,
     host_kinds,
@@ -21,7 +21,7 @@ from conformance.core.methods import (
     sweeps,
     table,
 )
-from conformance.core.scenario import FIXTURES, SCHEMA_DIR, load_json, validate
+from conformance.scenario.schema import FIXTURES, SCHEMA_DIR, load_json, validate
 from conformance.vocab import ErrorCode
 from reference import Registry
 
@@ -37,8 +37,8 @@ def test_the_table_matches_its_schema() -> None:
 
 
 def test_the_sweep_fixtures_are_what_the_tables_make() -> None:
-    """``python -m conformance.core.methods --write`` regenerates them after a table changes."""
-    assert not stale(), "run python -m conformance.core.methods --write"
+    """``python -m conformance.scenario.methods --write`` regenerates them after a table changes."""
+    assert not stale(), "run python -m conformance.scenario.methods --write"
     for item in sweeps():
         validate(item.scenario(), "scenario", str(item.path))
 

@@ -14,9 +14,9 @@ import pytest
 
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants import CATALOGUE, VARIANTS
-from conformance.core.rules import RULES
-from conformance.core.runner import judge, select_rules
-from conformance.core.scenario import validate
+from conformance.judging.rules import RULES
+from conformance.running.runner import judge, select_rules
+from conformance.scenario.schema import validate
 from conformance.selftest import run_mutant, run_variant
 
 

@@ -23,13 +23,13 @@ import pytest
 
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants import CATALOGUE, VARIANTS
-from conformance.core import strategies as s
-from conformance.core.bounds import counterexample_text, non_json
-from conformance.core.evaluate import evaluate, judge
-from conformance.core.rules.code import program_outcomes
-from conformance.core.runner import run_suite
-from conformance.core.scenario import FIXTURES, load_json
+from conformance.judging.evaluate import evaluate, judge
+from conformance.judging.rules.code import program_outcomes
 from conformance.reporting.report import write_reports
+from conformance.running.runner import run_suite
+from conformance.scenario import strategies as s
+from conformance.scenario.bounds import counterexample_text, non_json
+from conformance.scenario.schema import FIXTURES, load_json
 from conformance.vocab import Status
 
 RULE_FIXTURES = sorted((FIXTURES / "rules").glob("*/*.json"))

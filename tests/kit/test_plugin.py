@@ -10,7 +10,7 @@ import pytest
 # Imported here so pytester's in-process runs share one hypothesis and one kit:
 # each run restores sys.modules afterwards, and strategies built under a
 # re-imported hypothesis are not SearchStrategy instances of the first one.
-import conformance.core.runner  # noqa: F401
+import conformance.running.runner  # noqa: F401
 
 pytest_plugins = ["pytester"]
 

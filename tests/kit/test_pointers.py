@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.core.model import View
-from conformance.core.outcomes import Pointer
-from conformance.core.rules import RULES, Rule, Verdict
-from conformance.core.rules._base import fail, require
-from conformance.core.runner import run_suite
-from conformance.core.scenario import validate
+from conformance.judging.model import View
+from conformance.judging.rules import RULES, Rule, Verdict
+from conformance.judging.rules._base import fail, require
 from conformance.reporting.html import load_cases, report_html
 from conformance.reporting.report import report_json, result_from_json
+from conformance.running.outcomes import Pointer
+from conformance.running.runner import run_suite
+from conformance.scenario.schema import validate
 from tests.kit.test_html import parse, self_contained
 
 
@@ -85,7 +85,7 @@ def test_a_failure_without_pointers_has_no_pointers_key(tmp_path: Path) -> None:
     result = run_suite(ReferenceAdapter(), profile="quick", rules="PRE-2", jobs=1)
     document = report_json(result)
     assert all("pointers" not in f for r in document["rules"] for f in r["failures"])
-    from conformance.core.outcomes import pointers
+    from conformance.running.outcomes import pointers
 
     assert pointers([Verdict(False, "c1", "m")]) == []
     mixed = pointers([Verdict(False, "c1", "m"), Verdict(False, "c2", "m", None, "c2", (3,))])
@@ -93,7 +93,7 @@ def test_a_failure_without_pointers_has_no_pointers_key(tmp_path: Path) -> None:
 
 
 def test_a_schema_refuses_a_malformed_pointer() -> None:
-    from conformance.core.scenario import FixtureError
+    from conformance.scenario.schema import FixtureError
     from tests.kit.test_report import synthetic
 
     document = report_json(synthetic())

@@ -13,9 +13,9 @@ import pytest
 import conformance.adapters.reference as reference_adapter
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants import CATALOGUE, VARIANTS
-from conformance.core.evaluate import evaluate, judge
-from conformance.core.model import View, refusable
-from conformance.core.scenario import load_json
+from conformance.judging.evaluate import evaluate, judge
+from conformance.judging.model import View, refusable
+from conformance.scenario.schema import load_json
 from reference import Registry, ToolExecutionInput, ToolResult
 from reference.scheduler import _pool
 

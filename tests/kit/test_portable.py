@@ -12,8 +12,20 @@ from typing import Any
 import pytest
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.core import strategies as s
-from conformance.core.adapter import (
+from conformance.judging.evaluate import judge
+from conformance.judging.model import View
+from conformance.judging.rule_sets import (
+    EXCLUDED,
+    EXCLUDED_CLAUSES,
+    PORTABLE,
+    PORTABLE_CLAUSES,
+    RULE_SETS,
+)
+from conformance.judging.rules import RULES
+from conformance.running.runner import run_suite, select_rules
+from conformance.scenario import strategies as s
+from conformance.scenario.schema import SCHEMA_DIR
+from conformance.seam.adapter import (
     CAPABILITIES,
     CLOSED_FORMS,
     PIPELINE_STAGES,
@@ -21,18 +33,6 @@ from conformance.core.adapter import (
     requirements,
     trim,
 )
-from conformance.core.evaluate import judge
-from conformance.core.model import View
-from conformance.core.rule_sets import (
-    EXCLUDED,
-    EXCLUDED_CLAUSES,
-    PORTABLE,
-    PORTABLE_CLAUSES,
-    RULE_SETS,
-)
-from conformance.core.rules import RULES
-from conformance.core.runner import run_suite, select_rules
-from conformance.core.scenario import SCHEMA_DIR
 from conformance.vocab import Status
 
 ALL = frozenset(CAPABILITIES)
@@ -264,7 +264,7 @@ def test_pipe_5_judges_the_body_against_what_the_approver_saw(
 
 
 def test_the_interpreter_records_the_arguments_a_request_shows() -> None:
-    from conformance.core.binding import ABSENT, Binding
+    from conformance.interpreter.binding import ABSENT, Binding
 
     assert Binding().request_arguments({"callId": "c0", "reason": "r"}) is ABSENT
     assert Binding().request_arguments({"callId": "c0", "arguments": {"a": [1]}}) == {"a": [1]}

@@ -7,8 +7,8 @@ import copy
 from typing import Any
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.core.evaluate import judge
-from conformance.core.surface import cell, probe_scenario
+from conformance.judging.evaluate import judge
+from conformance.scenario.surface import cell, probe_scenario
 
 
 def _denied_after_a_write(raised: bool) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -18,8 +18,8 @@ import pytest
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.cli.common import RunProgress, status_text
 from conformance.cli.main import main
-from conformance.core.runner import Tick, run_suite
 from conformance.reporting.publish import publish
+from conformance.running.runner import Tick, run_suite
 from tests.kit.support import quiet
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli.main import main
-from conformance.core.scenario import validate
+from conformance.scenario.schema import validate
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.core.rules import RULES
+from conformance.judging.rules import RULES
 from tests.kit.support import expected_status, group_result, group_rules
 
 GROUPS = [

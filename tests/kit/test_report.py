@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from conformance.cli.main import main
-from conformance.core.adapter import AdapterInfo
-from conformance.core.runner import Failure, RuleOutcome, RunResult
-from conformance.core.scenario import validate
 from conformance.reporting.report import write_reports
+from conformance.running.runner import Failure, RuleOutcome, RunResult
+from conformance.scenario.schema import validate
+from conformance.seam.adapter import AdapterInfo
 
 HERE = Path(__file__).resolve().parent
 
@@ -125,7 +125,7 @@ def test_every_status_maps_onto_the_schema_markdown_and_junit(tmp_path: Path) ->
 
 
 def test_a_report_with_an_unknown_status_does_not_validate() -> None:
-    from conformance.core.scenario import FixtureError
+    from conformance.scenario.schema import FixtureError
 
     report = synthetic().to_json()
     report["rules"][0]["status"] = "flaky"

@@ -113,7 +113,7 @@ def test_a_reproduction_that_never_exits_times_out(tmp_path: Path) -> None:
 
 
 def test_a_reproduction_that_imports_the_kit_is_refused(tmp_path: Path) -> None:
-    script = "from conformance.core.runner import run_suite\n" + OK
+    script = "from conformance.running.runner import run_suite\n" + OK
     directory = published(tmp_path, {"PRE-3": "fail"}, {"PRE-3.py": script})
     code, out = run(str(directory))
     assert code == 1 and "imports the kit (conformance)" in out

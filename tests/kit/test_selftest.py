@@ -13,7 +13,7 @@ import pytest
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants import CATALOGUE, Mutant
 from conformance.cli.main import main
-from conformance.core.rules import RULES, Rule
+from conformance.judging.rules import RULES, Rule
 from conformance.selftest import (
     Row,
     SelftestResult,

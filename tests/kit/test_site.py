@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli.main import main
-from conformance.core.rules import RULES
+from conformance.judging.rules import RULES
 from conformance.reporting.site import _inline, build_site
 from tests.kit.test_html import parse, self_contained
 

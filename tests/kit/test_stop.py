@@ -5,7 +5,7 @@ an implementation that loops forever swallowing the KeyboardInterrupt, a ``-j 2`
 that also ignores SIGTERM, a harness that never answers, ``serve`` with a request stuck in
 its implementation. The signal is sent once a stderr line shows the run is stuck (never
 after a sleep); the bound is the requirement itself (issue 26), with the watchdog's grace
-(conformance.core.interrupt.GRACE_S, 2 s) inside it.
+(conformance.running.interrupt.GRACE_S, 2 s) inside it.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.core.interrupt import GRACE_S
-from conformance.core.processes import descendants, is_subreaper
-from conformance.core.scenario import validate
+from conformance.processes import descendants, is_subreaper
+from conformance.running.interrupt import GRACE_S
+from conformance.scenario.schema import validate
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = ROOT / "tests" / "transport" / "fake_harness.py"

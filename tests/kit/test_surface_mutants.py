@@ -17,8 +17,8 @@ import pytest
 
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants import CATALOGUE
-from conformance.core.evaluate import judge
-from conformance.core.surface import cell, probe_scenario
+from conformance.judging.evaluate import judge
+from conformance.scenario.surface import cell, probe_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,8 +1,8 @@
-"""The one wire projection of DEF-2 (conformance.core.wire): what it drops, what it keeps."""
+"""The one wire projection of DEF-2 (conformance.seam.wire): what it drops, what it keeps."""
 
 from __future__ import annotations
 
-from conformance.core.wire import model_entry
+from conformance.seam.wire import model_entry
 
 
 def test_the_envelope_is_dropped_and_names_mapped() -> None:

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.core.adapter import requirements
+from conformance.seam.adapter import requirements
 from conformance.transport.protocol import HarnessSession, encode
 from conformance.transport.server import make_app, make_protocol_server
 

@@ -15,7 +15,7 @@ pytest.importorskip("schemathesis", reason="the fuzz tier needs pip install -e '
 
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.cli.main import main
-from conformance.core.scenario import validate
+from conformance.scenario.schema import validate
 from conformance.transport.fuzz import CHECKS, PROBE_CHECK, fuzz_protocol
 from conformance.transport.server import ProtocolServer, make_app, make_protocol_server
 from transport.broken_server import MODES, make_broken_app

@@ -28,9 +28,9 @@ import pytest
 from conformance.adapters import load_adapter
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.cli.main import main
-from conformance.core.adapter import AdapterError, ImplementationFailure, ScenarioSkipped
-from conformance.core.runner import run_suite
-from conformance.core.scenario import load_json, validate
+from conformance.running.runner import run_suite
+from conformance.scenario.schema import load_json, validate
+from conformance.seam.adapter import AdapterError, ImplementationFailure, ScenarioSkipped
 from conformance.transport.http import HttpAdapter
 from conformance.transport.policy import Limits
 from conformance.transport.protocol import HarnessSession, encode

@@ -21,9 +21,9 @@ import conformance.transport.http
 import conformance.transport.stdio  # noqa: F401
 from conformance.adapters import load_adapter
 from conformance.adapters.reference import ReferenceAdapter
-from conformance.core.adapter import Adapter
-from conformance.core.rules import RULES
-from conformance.core.runner import RunResult, run_suite
+from conformance.judging.rules import RULES
+from conformance.running.runner import RunResult, run_suite
+from conformance.seam.adapter import Adapter
 from conformance.transport.server import make_app, make_protocol_server
 
 # A rule or two per group, the optional capabilities among them.

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conformance.core.scenario import SCHEMA_DIR
+from conformance.scenario.schema import SCHEMA_DIR
 from conformance.transport.openapi import OPENAPI_PATH, build, main, render
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.core.bounds import check_bounds
+from conformance.scenario.bounds import check_bounds
 from conformance.transport.protocol import OutOfBounds, loads_bounded
 
 JSON_VALUES = st.recursive(

@@ -25,9 +25,9 @@ import pytest
 
 from conformance.adapters import load_adapter
 from conformance.cli.main import main
-from conformance.core.adapter import AdapterError, ImplementationFailure, ScenarioSkipped
-from conformance.core.runner import run_suite
-from conformance.core.scenario import load_json, validate
+from conformance.running.runner import run_suite
+from conformance.scenario.schema import load_json, validate
+from conformance.seam.adapter import AdapterError, ImplementationFailure, ScenarioSkipped
 from conformance.transport.policy import Limits, scenario_allowance
 from conformance.transport.stdio import StdioAdapter, end_all_harnesses
 
@@ -307,7 +307,7 @@ def test_a_child_that_left_the_group_cannot_hold_a_read_either(
     adapters: list[StdioAdapter],
 ) -> None:
     """A child that left the process group (setsid) is out of the group kill's reach, but
-    it carries the harness's tag: ending the harness ends it too (conformance.core.processes)."""
+    it carries the harness's tag: ending the harness ends it too (conformance.processes)."""
     adapter = fake("escapee", deadline_s=30)
     adapters.append(adapter)
     failure, took = timed_failure(adapter)

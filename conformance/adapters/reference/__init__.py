@@ -1,7 +1,7 @@
 """The bundled reference, behind the adapter seam -- and the worked example of an adapter.
 
 An adapter for a Python registry is this file with the API calls swapped: it
-builds the set-up from :class:`conformance.core.interpreter.Session`'s factories (which
+builds the set-up from :class:`conformance.interpreter.session.Session`'s factories (which
 interpret every scripted step and record every event), maps them onto the
 registry's own registration calls, and runs the scenario's actions in order.
 It never judges anything.
@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import reference
-from conformance.core.adapter import CAPABILITIES, AdapterInfo
-from conformance.core.code_runtime import ScriptedCodeRuntime
-from conformance.core.interpreter import JSON, Binding, Session, decode, jsonable
-from conformance.core.model import DEFAULT_CLOSED_FORMS
+from conformance.interpreter.code_runtime import ScriptedCodeRuntime
+from conformance.interpreter.session import JSON, Binding, Session, decode, jsonable
+from conformance.judging.model import DEFAULT_CLOSED_FORMS
+from conformance.seam.adapter import CAPABILITIES, AdapterInfo
 from reference import (
     AbortController,
     CodeRunFailed,

@@ -8,7 +8,7 @@ declaring the rule(s) of SPEC.md that must catch it::
     class AskWithoutServiceAllows(Registry):
         ...
 
-Read a module next to its rules module (``conformance/core/rules/pre.py``): the
+Read a module next to its rules module (``conformance/judging/rules/pre.py``): the
 mutant is the bug, the predicate is what catches it. ``variants.py`` holds the
 opposite: registries that differ from the reference only where the spec
 leaves a choice open, which the kit must pass.

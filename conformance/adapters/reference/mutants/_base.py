@@ -35,8 +35,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from conformance.core.adapter import Adapter, AdapterInfo
-from conformance.core.rules import RULES
+from conformance.judging.rules import RULES
+from conformance.seam.adapter import Adapter, AdapterInfo
 
 __all__ = ["CATALOGUE", "VARIANTS", "Mutant", "PatchedAdapter", "Variant", "mutant", "variant"]
 

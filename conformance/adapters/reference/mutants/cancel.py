@@ -1,6 +1,6 @@
 """Mutants of cooperative cancellation (CANCEL-1..4).
 
-Read beside ``conformance/core/rules/cancel.py``.
+Read beside ``conformance/judging/rules/cancel.py``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformance.adapters.reference.mutants._base import mutant
-from conformance.core.adapter import AdapterInfo
+from conformance.seam.adapter import AdapterInfo
 from reference import AbortController, ErrorCode, Registry, ToolExecutionInput, ToolResult
 from reference.registry import Prepared, _code_failure
 

@@ -1,6 +1,6 @@
 """Mutants of Code Mode (CODE-1..4).
 
-Read beside ``conformance/core/rules/code.py``. Two replace the reference's Code
+Read beside ``conformance/judging/rules/code.py``. Two replace the reference's Code
 Mode SDK (``reference.code_mode.CodeSdk``), where a sub-dispatch's log copy is
 shaped.
 """

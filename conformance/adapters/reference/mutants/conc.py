@@ -1,6 +1,6 @@
 """Mutants of concurrency classification and scheduling (CONC-1..2; CONC-3 binds tool authors).
 
-Read beside ``conformance/core/rules/conc.py``. The CONC-2 mutants are batch
+Read beside ``conformance/judging/rules/conc.py``. The CONC-2 mutants are batch
 drivers: CONC-2 binds the driver, not the registry.
 """
 

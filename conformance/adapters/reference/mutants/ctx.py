@@ -1,6 +1,6 @@
 """Mutants of the two cross-call mechanisms: deferred context and concluding the turn (CTX-1..2).
 
-Read beside ``conformance/core/rules/ctx.py``.
+Read beside ``conformance/judging/rules/ctx.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Mutants of the three layers of a tool definition (DEF-1..6).
 
-Read beside ``conformance/core/rules/def_.py``.
+Read beside ``conformance/judging/rules/def_.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Mutants of ③ tools/execute, the around-wrappers (EXEC-1..5).
 
-Read beside ``conformance/core/rules/exec_.py``. Some replace a piece of the
+Read beside ``conformance/judging/rules/exec_.py``. Some replace a piece of the
 reference other than the registry -- the body's run context, signal fusion,
 the timeout policy -- because that is where the mistake would be made.
 """

@@ -1,6 +1,6 @@
 """Mutants of ⑤ finalizeContent, the tool's last mile (FIN-1..4).
 
-Read beside ``conformance/core/rules/fin.py``.
+Read beside ``conformance/judging/rules/fin.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Mutants of ② the monotonic guards (GUARD-1..3).
 
-Read beside ``conformance/core/rules/guard.py``.
+Read beside ``conformance/judging/rules/guard.py``.
 """
 
 from __future__ import annotations

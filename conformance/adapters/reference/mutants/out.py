@@ -1,6 +1,6 @@
 """Mutants of the canonical output (OUT-1..5; OUT-4 binds tool authors and has none).
 
-Read beside ``conformance/core/rules/out.py``.
+Read beside ``conformance/judging/rules/out.py``.
 """
 
 from __future__ import annotations

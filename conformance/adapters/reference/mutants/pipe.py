@@ -1,6 +1,6 @@
 """Mutants of the five-stage pipeline (PIPE-1..4).
 
-Read beside ``conformance/core/rules/pipe.py``. Three of them replace the
+Read beside ``conformance/judging/rules/pipe.py``. Three of them replace the
 reference's ``materialize`` (the one snapshot of the arguments) rather than a
 registry method: that is where the mistake would be made.
 """

@@ -1,6 +1,6 @@
 """Mutants of ④ tools/post-execute (POST-1..5).
 
-Read beside ``conformance/core/rules/post.py``.
+Read beside ``conformance/judging/rules/post.py``.
 """
 
 from __future__ import annotations

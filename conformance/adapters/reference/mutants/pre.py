@@ -1,6 +1,6 @@
 """Mutants of ① tools/pre-execute, the allow / deny / ask waterfall (PRE-1..8).
 
-Read beside ``conformance/core/rules/pre.py``: each class is the bug, the rule it
+Read beside ``conformance/judging/rules/pre.py``: each class is the bug, the rule it
 names is what catches it.
 """
 

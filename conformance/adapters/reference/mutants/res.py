@@ -1,6 +1,6 @@
 """Mutants of tools/result, the authoritative result (RES-1..3).
 
-Read beside ``conformance/core/rules/res.py``.
+Read beside ``conformance/judging/rules/res.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Mutants of visibility (SCOPE-1..2).
 
-Read beside ``conformance/core/rules/scope.py``.
+Read beside ``conformance/judging/rules/scope.py``.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import reference.code_mode as codemod
 import reference.registry as regmod
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants._base import variant
-from conformance.core import strategies as s
+from conformance.scenario import strategies as s
 from reference import (
     ErrorCode,
     ExecutionToken,
@@ -727,7 +727,7 @@ def run_code_returned_calls_output(registry: Registry) -> Mapping[str, Any]:
 
 # --------------------------------------------------------------- closed forms (portable)
 #
-# The portable rule set (conformance/core/rule_sets.py) accepts every way an agent framework
+# The portable rule set (conformance/judging/rule_sets.py) accepts every way an agent framework
 # tells its caller that a call did not run, as long as the adapter declares it. These two
 # variants are the reference with its refusals delivered in the other two forms, the way
 # agent frameworks end a run: the raise (or the stop) comes *instead of* a result, so no

@@ -1,0 +1,223 @@
+"""Evaluate one scenario: run it on an adapter, then judge the trace. The one path.
+
+The runner, ``replay``, the pytest plugin and the self-test all come through
+:func:`evaluate` (the last two through the runner): a scenario yields either a
+trace or the reason there is none (:class:`NoTrace`: skipped, an error or a
+timeout, with its category), and the trace is judged by every selected rule --
+each predicate reading one :class:`~conformance.judging.model.View`, built once --
+and by the checkers of the same table (a fixture's ``expect`` block).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema.validators import Draft202012Validator
+
+import conformance.judging.fixture_checks  # noqa: F401  (registers the expect-block checker)
+from conformance.judging.model import DEFAULT_CLOSED_FORMS, View, refusable
+from conformance.judging.rule_sets import Selection
+from conformance.judging.rules import CHECKERS, RULES, Verdict
+from conformance.scenario.bounds import non_json
+from conformance.scenario.schema import SCHEMA_DIR, FixtureError, validate
+from conformance.seam.adapter import Adapter, ImplementationFailure, ScenarioSkipped, trim
+from conformance.vocab import Status, is_action_timeout
+
+__all__ = ["Evaluation", "KitError", "NoTrace", "evaluate", "judge", "run_scenario"]
+
+
+class KitError(Exception):
+    """A bug in the kit itself (a predicate or strategy crashed), never the implementation's."""
+
+
+@dataclass(frozen=True)
+class NoTrace:
+    """Why a scenario produced no trace: skipped, or an error/timeout of the implementation.
+
+    ``category``: ``skipped``, ``malformed-trace``, the in-process
+    ``adapter-raised``, or a transport failure category (crash, timeout,
+    protocol, errored).
+    """
+
+    status: Status  # SKIPPED | ERROR | TIMEOUT
+    message: str
+    category: str
+    stderr: str = ""
+    reason: str = ""  # skipped: the implementation's own words
+
+    @property
+    def kind(self) -> str:
+        return str(self.status)
+
+
+@dataclass
+class Evaluation:
+    """One scenario evaluated: its trace (or why there is none) and every verdict on it."""
+
+    scenario: Mapping[str, Any]
+    trace: dict[str, Any] | None
+    no_trace: NoTrace | None = None
+    verdicts: dict[str, list[Verdict]] = field(default_factory=dict)
+    closed_forms: frozenset[str] = DEFAULT_CLOSED_FORMS
+
+    @property
+    def raised(self) -> list[str]:
+        """What each action that raised instead of answering said, in action order.
+
+        For an implementation that declares the closed form ``raised``, raising *is* an
+        answer (the rules judge it); only a raise at the per-action deadline stays here.
+        """
+        actions = (self.trace or {}).get("actions", [])
+        asked = self.scenario.get("actions", [])
+        said = []
+        for index, answer in enumerate(actions):
+            if not answer.get("raised"):
+                continue
+            action = asked[index] if index < len(asked) else {}
+            message = str(answer["raised"])
+            # a request the registry may refuse outright may be refused by a raise (its rule
+            # judges it)
+            if not (refusable(action) and not is_action_timeout(message)):
+                said.append(message)
+        if "raised" in self.closed_forms:
+            return [r for r in said if is_action_timeout(r)]
+        return said
+
+    @property
+    def raised_status(self) -> Status | None:
+        """How the first raising action counts: a timeout (the per-action deadline) or an error."""
+        raised = self.raised
+        if not raised:
+            return None
+        return Status.TIMEOUT if is_action_timeout(raised[0]) else Status.ERROR
+
+    def violations(self, rule_id: str) -> list[Verdict]:
+        return [v for v in self.verdicts.get(rule_id, []) if not v.ok]
+
+
+def run_scenario(
+    adapter: Adapter, scenario: Mapping[str, Any]
+) -> tuple[dict[str, Any] | None, NoTrace | None]:
+    """Run one scenario: (a schema-valid trace, None) or (None, why there is no trace)."""
+    try:
+        trace = adapter.run(scenario)
+    except ScenarioSkipped as e:
+        why = f"the implementation skipped it: {e.reason}"
+        return None, NoTrace(Status.NOT_APPLICABLE, why, "skipped", reason=e.reason)
+    except ImplementationFailure as e:
+        status = Status.TIMEOUT if e.category == "timeout" else Status.ERROR
+        return None, NoTrace(status, str(e), e.category, e.stderr)
+    except Exception as e:
+        why = f"the adapter raised {type(e).__name__}: {e}"
+        return None, NoTrace(Status.ERROR, why, "adapter-raised")
+    if not _trace_validator().is_valid(trace):  # the fast check; the message comes from:
+        try:
+            validate(trace, "trace", f"trace of {scenario.get('id')}")
+        except FixtureError as e:
+            return None, NoTrace(Status.ERROR, f"malformed trace: {e}", "malformed-trace")
+    where = non_json(trace)  # an in-process adapter may record the implementation's objects
+    if where is not None:
+        why = f"malformed trace of {scenario.get('id')}: it holds {where}"
+        return None, NoTrace(Status.ERROR, why, "malformed-trace")
+    return trace, None
+
+
+@functools.cache
+def _trace_validator() -> Draft202012Validator:
+    """``trace.schema.json`` with its local ``$ref``s inlined: the same verdict, ~3x faster.
+
+    Every ``{"$ref": "#/$defs/X"}`` of the schema (non-recursive, no ``$id`` or
+    anchors below the root) is replaced by ``X`` itself, which draft 2020-12
+    evaluates identically, so no reference is resolved per trace.
+    """
+    document = json.loads((SCHEMA_DIR / "trace.schema.json").read_text(encoding="utf-8"))
+    definitions = document.get("$defs", {})
+
+    def inline(node: Any, depth: int = 0) -> Any:
+        if depth > 50:
+            raise ValueError("trace.schema.json: recursive $defs cannot be inlined")
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and len(node) == 1 and ref.startswith("#/$defs/"):
+                return inline(definitions[ref.removeprefix("#/$defs/")], depth + 1)
+            if "$ref" in node or "$dynamicRef" in node or "$anchor" in node:
+                raise ValueError(f"trace.schema.json: cannot inline {node!r}")
+            return {k: inline(v, depth + 1) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [inline(v, depth + 1) for v in node]
+        return node
+
+    return Draft202012Validator(inline(document))
+
+
+def judge(
+    scenario: Mapping[str, Any],
+    trace: Mapping[str, Any],
+    rule_ids: Iterable[str] | Selection | None = None,
+    *,
+    closed_forms: frozenset[str] = DEFAULT_CLOSED_FORMS,
+) -> dict[str, list[Verdict]]:
+    """Every selected rule's verdicts on one (scenario, trace); KitError if a check crashes.
+
+    One :class:`View` is built and handed to every predicate; then each
+    checker of the table adds its verdicts to the rules it speaks for.
+
+    ``rule_ids`` may be a :data:`~conformance.judging.rule_sets.Selection` (rule -> the clauses
+    selected, None for all): then only the verdicts of a selected clause are kept, and
+    those judging the rule as a whole (``clause`` None).
+    """
+    view = View(scenario, trace, closed_forms)
+    out: dict[str, list[Verdict]] = {}
+    for rule_id in rule_ids if rule_ids is not None else RULES:
+        check = RULES[rule_id].check
+        if check is None:
+            continue
+        try:
+            out[rule_id] = list(check(view))
+        except Exception as e:
+            where = f"predicate {rule_id} crashed on scenario {scenario.get('id')!r}"
+            raise KitError(f"{where}: {type(e).__name__}: {e}") from e
+    for check_block in CHECKERS:
+        try:
+            found = check_block(view)
+        except Exception as e:
+            where = f"checker {check_block.__name__} crashed on scenario {scenario.get('id')!r}"
+            raise KitError(f"{where}: {type(e).__name__}: {e}") from e
+        for rule_id, verdicts in found.items():
+            if rule_id in out:
+                out[rule_id] = out[rule_id] + list(verdicts)
+    if isinstance(rule_ids, Mapping):
+        for rule_id, clauses in rule_ids.items():
+            if clauses is not None and rule_id in out:
+                out[rule_id] = [v for v in out[rule_id] if v.clause is None or v.clause in clauses]
+    return out
+
+
+def evaluate(
+    adapter: Adapter,
+    scenario: Mapping[str, Any],
+    *,
+    rules: Iterable[str] | Selection | None = None,
+) -> Evaluation:
+    """Run ``scenario`` on ``adapter`` and judge it with ``rules`` (default: every rule; a
+    :data:`~conformance.judging.rule_sets.Selection` keeps only its clauses' verdicts).
+
+    The scenario is first trimmed (:func:`~conformance.seam.adapter.trim`) to the adapter's
+    capabilities, and judged with the closed forms the adapter declares.
+    Raises :class:`KitError` when a predicate or checker crashes.
+    """
+    try:
+        info = adapter.describe()
+    except Exception:  # the run below reports why the implementation cannot answer
+        forms = DEFAULT_CLOSED_FORMS
+    else:
+        scenario, forms = trim(scenario, info.capabilities), info.closed_forms
+    trace, no_trace = run_scenario(adapter, scenario)
+    if trace is None:
+        return Evaluation(scenario, None, no_trace, closed_forms=forms)
+    verdicts = judge(scenario, trace, rules, closed_forms=forms)
+    return Evaluation(scenario, trace, None, verdicts, closed_forms=forms)

@@ -1,0 +1,199 @@
+"""What a run found: a rule's outcome (its status, checks and kept failures) and the run's result.
+
+``report.json`` is :meth:`RunResult.to_json` (schema: ``fixtures/schema/report.schema.json``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from conformance import __version__
+from conformance.seam.adapter import AdapterInfo
+from conformance.vocab import Status
+
+if TYPE_CHECKING:
+    from conformance.judging.rules import Verdict
+
+__all__ = ["Failure", "Pointer", "RuleOutcome", "RunResult", "pointers"]
+
+
+@dataclass(frozen=True)
+class Pointer:
+    """What one violated verdict points at in its trace: the call it is about and the
+    indices in ``trace["events"]`` it rests on (``Verdict.call``, ``Verdict.events``)."""
+
+    subject: str
+    call: str | None = None
+    events: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"subject": self.subject, "call": self.call, "events": list(self.events)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Pointer:
+        data = data if isinstance(data, dict) else {}
+        call = data.get("call")
+        events = data.get("events")
+        return cls(
+            str(data.get("subject", "")),
+            None if call is None else str(call),
+            tuple(e for e in (events if isinstance(events, list) else []) if isinstance(e, int)),
+        )
+
+
+def pointers(verdicts: Iterable[Verdict]) -> list[Pointer]:
+    """The pointers of ``verdicts`` (a failure's joined verdicts), one each, in order; empty
+    when none of them points (a verdict without pointers is shown from its wording)."""
+    found = list(verdicts)
+    if not any(v.points for v in found):
+        return []
+    return [Pointer(v.subject, v.call, tuple(v.events)) for v in found]
+
+
+@dataclass
+class Failure:
+    message: str
+    scenario_id: str
+    counterexample: str | None = None  # path of the saved replayable case
+    # For errors and timeouts, what kind: an action "raised" inside a trace, a
+    # "malformed-trace", the in-process "adapter-raised", or a transport
+    # failure category (crash, timeout, protocol, errored).
+    category: str | None = None
+    # For violations: the clause of the rule the verdicts judged (None: the rule as a
+    # whole), and for a difference what makes it one (conformance.judging.contract.classify).
+    clause: str | None = None
+    why: str | None = None
+    #: One per verdict the message joins, in its order, when any of them points at its
+    #: trace (the call, the event indices); empty: none does.
+    pointers: list[Pointer] = field(default_factory=list)
+
+
+@dataclass
+class RuleOutcome:
+    id: str
+    title: str
+    group: str
+    status: str = Status.NOT_EXERCISED
+    checks: int = 0
+    reason: str | None = None
+    failures: list[Failure] = field(default_factory=list)  # violations that are defects
+    errors: list[Failure] = field(default_factory=list)
+    timeouts: list[Failure] = field(default_factory=list)
+    skipped: str | None = None
+    expected: dict[str, Any] | None = None  # the --expect entry that listed this rule, if any
+    # violations the contract does not promise (conformance.judging.contract): differences
+    differences: list[Failure] = field(default_factory=list)
+    # the rule's named clauses that were judged (None: the rule declares none)
+    clauses: list[str] | None = None
+    # with a contract: True (the whole rule promised), the promised clauses, or False
+    promised: bool | list[str] | None = None
+
+    def problems(self) -> list[Failure]:
+        """Every kept failure, difference, error and timeout, in that order."""
+        return [*self.failures, *self.differences, *self.errors, *self.timeouts]
+
+    def buckets(self) -> list[tuple[Status, list[Failure]]]:
+        """(kind, kept failures) for defects (``fail``), differences, errors and timeouts,
+        in that order."""
+        return [
+            (Status.FAIL, self.failures),
+            (Status.DIFFERENCE, self.differences),
+            (Status.ERROR, self.errors),
+            (Status.TIMEOUT, self.timeouts),
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "title": self.title,
+            "group": self.group,
+            "status": str(self.status),
+            "checks": self.checks,
+        }
+        if self.reason:
+            out["reason"] = self.reason
+        if self.clauses is not None:
+            out["clauses"] = list(self.clauses)
+        if self.promised is not None:
+            out["promised"] = (
+                self.promised if isinstance(self.promised, bool) else list(self.promised)
+            )
+        if self.expected is not None:
+            out["expected"] = dict(self.expected)
+        out["failures"] = [
+            {
+                "kind": str(kind),
+                "message": f.message,
+                "scenario": f.scenario_id,
+                "counterexample": f.counterexample,
+                **({"category": f.category} if f.category else {}),
+                **({"clause": f.clause} if f.clause else {}),
+                **({"why": f.why} if f.why else {}),
+                **({"pointers": [p.to_json() for p in f.pointers]} if f.pointers else {}),
+            }
+            for kind, items in self.buckets()
+            for f in items
+        ]
+        return out
+
+
+@dataclass
+class RunResult:
+    implementation: AdapterInfo
+    profile: str
+    seed: int | None
+    rules: list[RuleOutcome]
+    kit_errors: list[str]
+    duration_s: float
+    scenarios: int
+    notes: list[str] = field(default_factory=list)  # hints added after the run (e.g. by --expect)
+    transport: dict[str, Any] | None = None  # the adapter's diagnostics(), if it has any
+    protocol: dict[str, Any] | None = None  # fuzz-protocol's section, merged in afterwards
+    # Interrupted (SIGINT/SIGTERM): the run stopped early; ``not_run`` names the rules
+    # some of whose sources (fixtures, property) never ran.
+    incomplete: bool = False
+    not_run: list[str] = field(default_factory=list)
+    jobs: int = 1
+    # The attack-surface coverage (conformance.scenario.surface.coverage), when the run kept it.
+    coverage: dict[str, Any] | None = None
+    # The contract the failures were classified by (Contract.summary()); None: SPEC.md is
+    # the contract, every failure a defect.
+    contract: dict[str, Any] | None = None
+    # --fail-fast stopped the run at the first failure it waited for (a corpus replay).
+    stopped_early: bool = False
+
+    def failing(self, outcome: RuleOutcome) -> bool:
+        """Whether this rule's outcome makes the run non-conformant."""
+        return Status(outcome.status).fails_run(self.profile)
+
+    @property
+    def conformant(self) -> bool:
+        return (
+            not self.incomplete
+            and not self.stopped_early
+            and not self.kit_errors
+            and not any(self.failing(r) for r in self.rules)
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kit": {"name": "toolreg-conformance", "version": __version__},
+            "implementation": self.implementation.to_json(),
+            "profile": self.profile,
+            "seed": self.seed,
+            "durationSeconds": round(self.duration_s, 3),
+            "scenarios": self.scenarios,
+            "conformant": self.conformant,
+            "incomplete": self.incomplete,
+            **({"notRun": list(self.not_run)} if self.incomplete else {}),
+            **({"stoppedEarly": True} if self.stopped_early else {}),
+            "kitErrors": self.kit_errors,
+            "notes": self.notes,
+            **({"contract": dict(self.contract)} if self.contract is not None else {}),
+            **({"transport": self.transport} if self.transport is not None else {}),
+            **({"protocolConformance": self.protocol} if self.protocol is not None else {}),
+            "rules": [r.to_json() for r in self.rules],
+            **({"coverage": self.coverage} if self.coverage is not None else {}),
+        }
