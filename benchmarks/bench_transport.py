@@ -78,7 +78,7 @@ def main() -> None:
     reference = load_adapter("reference")
     baseline = per_scenario_ms(reference, drawn, args.rounds)
     print(f"{len(drawn)} scenarios; in-process reference: {baseline:.3f} ms/scenario")
-    specs = args.adapter or [f"stdio:{sys.executable} -m conformance.transport.harness"]
+    specs = args.adapter or [f"stdio:{sys.executable} -m conformance.harness"]
     for spec in specs:
         adapter = load_adapter(spec)
         try:

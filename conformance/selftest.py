@@ -307,7 +307,7 @@ def run_selftest(
     derandomized property draws the same examples for any implementation until its first
     failure, so a replay finds every fault the property run finds, and sooner.
     """
-    from conformance.running.runner import PROFILES
+    from conformance.running.tally import PROFILES
 
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")

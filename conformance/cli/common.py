@@ -37,7 +37,7 @@ from conformance.seam.adapter import Adapter, AdapterError
 from conformance.transport.policy import check_seconds
 
 if TYPE_CHECKING:
-    from conformance.running.runner import Tick
+    from conformance.running.progress import Tick
 
 __all__ = [
     "EXIT_FAIL",
@@ -181,7 +181,7 @@ class RunProgress:
 
     * ``live`` (``err`` is a terminal): ONE status line, redrawn in place (carriage
       return, clear to the end of the line) with the counts of the last
-      :class:`~conformance.running.runner.Tick` and the current unit's label, cut to
+      :class:`~conformance.running.progress.Tick` and the current unit's label, cut to
       the terminal's width; :meth:`close` ends it with a newline.
     * ``lines`` (not a terminal, ``--progress``): one plain line per finished unit,
       with the same counts.

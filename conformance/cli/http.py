@@ -232,7 +232,7 @@ def write_protocol_report(section: dict[str, Any], directory: Path) -> list[Path
         document = load_json(json_path, "report")
         document["protocolConformance"] = section
     else:
-        from conformance import __version__
+        from conformance._version import __version__
 
         document = {
             "kit": {"name": "toolreg-conformance", "version": __version__},

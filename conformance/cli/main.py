@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from conformance import __version__
+from conformance._version import __version__
 from conformance.cli.common import (
     EXIT_FAIL,
     EXIT_INTERRUPTED,
@@ -29,7 +29,7 @@ from conformance.cli.common import (
     writable_dir,
 )
 from conformance.cli.common import load as _load_adapter
-from conformance.running.runner import keep_hypothesis_out_of_the_cwd
+from conformance.running.tally import keep_hypothesis_out_of_the_cwd
 from conformance.scenario.schema import FixtureError, load_json, validate
 from conformance.seam.adapter import FAILURE_CATEGORIES, Adapter, AdapterError
 from conformance.vocab import Status
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from conformance.cli.common import CapturedLogs
     from conformance.judging.contract import Contract
     from conformance.reporting.expectations import Expectations
-    from conformance.running.runner import RunResult
+    from conformance.running.outcomes import RunResult
     from conformance.scenario.corpus import Corpus
 
 __all__ = ["main"]
@@ -50,7 +50,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from conformance.running.runner import PROFILES
+    from conformance.running.tally import PROFILES
 
     parser = _Parser(
         prog="toolreg-conformance",
@@ -298,8 +298,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from conformance.adapters import load_adapter
     from conformance.reporting.expectations import load_expectations
-    from conformance.running.runner import default_jobs, interruptible, run_suite, select_rules
+    from conformance.running.interrupt import interruptible
+    from conformance.running.plan import select_rules
+    from conformance.running.runner import default_jobs, run_suite
 
     if args.update_expect and not args.expect:
         raise UsageError("--update-expect needs --expect FILE")
@@ -339,6 +342,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     progress=progress,
                     jobs=args.jobs if args.jobs is not None else default_jobs(),
                     adapter_spec=str(args.adapter),
+                    load=load_adapter,
                     tick=progress.tick,
                     contract=contract,
                     corpus=corpus,
@@ -407,7 +411,8 @@ def _finish_run(
         updated_expectations,
         write_expectations,
     )
-    from conformance.reporting.report import group_counts, verdict_words, write_reports
+    from conformance.reporting.report import group_counts, write_reports
+    from conformance.reporting.verdicts import verdict_words
 
     info = result.implementation
 
@@ -643,7 +648,7 @@ def _replay_one(
 
 def _publish(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from conformance.reporting.publish import publish
-    from conformance.running.runner import select_rules
+    from conformance.running.plan import select_rules
 
     try:
         select_rules(args.rules)
@@ -740,7 +745,7 @@ def _render(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_OK
     contract = _load_contract(args.contract)
     if contract is not None:
-        from conformance.reporting.report import reclassified
+        from conformance.reporting.classify import reclassified
 
         document = reclassified(document, contract)
     if args.html:
@@ -783,7 +788,7 @@ def _render_html(args: argparse.Namespace, document: dict[str, Any], out: TextIO
 
 def _rules(args: argparse.Namespace, out: TextIO) -> int:
     from conformance.judging.rules import FOCUS, RULES
-    from conformance.running.runner import select
+    from conformance.running.plan import select
     from conformance.scenario.schema import FIXTURES
 
     try:
@@ -884,7 +889,7 @@ def _selftest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
 
-    from conformance.running.runner import interruptible
+    from conformance.running.interrupt import interruptible
 
     progress = progress_printer(args.quiet, err)
     with interruptible():

@@ -19,12 +19,18 @@ from typing import Any
 from jsonschema.validators import Draft202012Validator
 
 import conformance.judging.fixture_checks  # noqa: F401  (registers the expect-block checker)
-from conformance.judging.model import DEFAULT_CLOSED_FORMS, View, refusable
+from conformance.judging.model import View, refusable
 from conformance.judging.rule_sets import Selection
 from conformance.judging.rules import CHECKERS, RULES, Verdict
 from conformance.scenario.bounds import non_json
 from conformance.scenario.schema import SCHEMA_DIR, FixtureError, validate
-from conformance.seam.adapter import Adapter, ImplementationFailure, ScenarioSkipped, trim
+from conformance.seam.adapter import (
+    DEFAULT_CLOSED_FORMS,
+    Adapter,
+    ImplementationFailure,
+    ScenarioSkipped,
+    trim,
+)
 from conformance.vocab import Status, is_action_timeout
 
 __all__ = ["Evaluation", "KitError", "NoTrace", "evaluate", "judge", "run_scenario"]

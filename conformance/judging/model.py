@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any, Final
 
 from conformance.scenario.schema import listener_lifecycle, mutates_registry
+from conformance.seam.adapter import DEFAULT_CLOSED_FORMS
 from conformance.vocab import STAGES, is_action_timeout, mode_of
 
 __all__ = [
@@ -55,10 +56,6 @@ def resolve(
         if (scope is None and found is None) or (scope is not None and scope == agent):
             found = spec
     return found
-
-
-#: What a View assumes when nobody says: a call is closed by an error result only.
-DEFAULT_CLOSED_FORMS: Final = frozenset({"error-result"})
 
 
 # A batch member that closed without a result: {"raised": message} or {"interrupted": ...}.

@@ -219,7 +219,7 @@ def _column(argument: str, contracts: Sequence[Contract] = ()) -> Column:
     mine = [c for c in contracts if c.implementation == impl["name"]]
     mine.sort(key=lambda c: c.version != impl["version"])  # this version's contract first
     if mine:
-        from conformance.reporting.report import reclassified
+        from conformance.reporting.classify import reclassified
 
         document = reclassified(document, mine[0])
     cells: dict[str, Cell] = {}

@@ -39,7 +39,7 @@ from typing import Any
 
 from conformance.judging.contract import Contract
 from conformance.judging.rules import RULES
-from conformance.running.runner import RuleOutcome, RunResult
+from conformance.running.outcomes import RuleOutcome, RunResult
 from conformance.scenario.schema import FixtureError, load_json
 from conformance.vocab import FAILING, NOT_RUN, Status
 

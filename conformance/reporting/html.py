@@ -62,8 +62,9 @@ from urllib.parse import quote
 
 from conformance.reporting import timeline as tl
 from conformance.reporting.compare import KIND_ORDER, KIND_TEXT, Cell, Comparison
-from conformance.reporting.report import ASSESSMENTS, verdict_words
+from conformance.reporting.expectations import ASSESSMENTS
 from conformance.reporting.timeline import STAGE_ORDER
+from conformance.reporting.verdicts import verdict_words
 from conformance.running.outcomes import Pointer
 from conformance.vocab import FAILING, NOT_RUN, Status
 

@@ -50,7 +50,9 @@ from conformance.reporting.expectations import (
     write_expectations,
 )
 from conformance.reporting.report import findings_markdown, report_json, report_markdown
-from conformance.running.runner import RuleOutcome, Tick, run_suite
+from conformance.running.outcomes import RuleOutcome
+from conformance.running.progress import Tick
+from conformance.running.runner import run_suite
 from conformance.seam.adapter import Adapter
 from conformance.vocab import FAILING, Status
 

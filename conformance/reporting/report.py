@@ -8,17 +8,16 @@ the reports point at them.
 
 from __future__ import annotations
 
-import copy
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance.judging.contract import Contract
+from conformance.reporting.classify import reclassified
 from conformance.reporting.expectations import ASSESSMENTS
-from conformance.running.outcomes import Pointer
-from conformance.running.runner import Failure, RuleOutcome, RunResult
+from conformance.reporting.verdicts import verdict_words
+from conformance.running.outcomes import Failure, Pointer, RuleOutcome, RunResult
 from conformance.seam.adapter import AdapterInfo
 from conformance.vocab import FAILING, NOT_RUN, Status
 
@@ -88,29 +87,6 @@ def verdict_text(result: RunResult) -> str:
         differing=sum(o.status == Status.DIFFERENCE for o in result.rules),
         incomplete=result.incomplete,
     )
-
-
-def verdict_words(
-    *, conformant: bool, known: int, differing: int, incomplete: bool, contract: str | None = None
-) -> str:
-    """The one wording of a run's verdict (report.md, report.html, the terminal).
-
-    ``known`` failures (``--expect``'s expected-fail: defects it lists) make a conformant
-    run "NOT CONFORMANT, exactly as expected"; differences are counted apart and never
-    called defects, whatever else the run found.
-    """
-    if incomplete:
-        return "INCOMPLETE (interrupted)"
-    verdict = "CONFORMANT" if conformant and not known else "NOT CONFORMANT"
-    if contract is not None:
-        verdict += f" to the contract {contract}"
-    if conformant and known:
-        verdict += ", exactly as expected"
-    said = [f"{known} known defect{'s' * (known != 1)}"] if conformant and known else []
-    if differing:
-        kind = "not a defect" if differing == 1 else "not defects"
-        said.append(f"{differing} difference{'s' * (differing != 1)} from DSH, {kind}")
-    return verdict + (f" ({'; '.join(said)})" if said else "")
 
 
 def _failure_line(kind: str, failure: Failure) -> str:
@@ -304,56 +280,6 @@ def _transport_section(transport: dict[str, Any]) -> list[str]:
         lines.append("(empty)")
     lines.append("")
     return lines
-
-
-def reclassified(document: Mapping[str, Any], contract: Contract) -> dict[str, Any]:
-    """A copy of ``report.json`` whose violations are classified by ``contract``.
-
-    Each kept violation (kind ``fail`` or ``difference``) is classified again from its
-    rule, clause and scenario (:func:`~conformance.judging.contract.classify`), and a rule
-    that failed becomes ``fail`` if one of them is a defect, else ``difference``; errors,
-    timeouts and the other statuses stay. ``conformant`` is computed again, and a note says
-    the classification came after the run (from the failures it kept).
-    """
-    from conformance.judging.contract import classify
-
-    out = copy.deepcopy(dict(document))
-    profile = str(out.get("profile", "ci"))
-    for rule in out.get("rules", []):
-        rid = str(rule["id"])
-        rule["promised"] = contract.promised(rid) if rid in contract.promises else False
-        violations, others = [], []
-        for failure in rule["failures"]:
-            if failure["kind"] not in (Status.FAIL, Status.DIFFERENCE):
-                others.append(failure)
-                continue
-            kind = classify(contract, rid, failure.get("clause"), str(failure["scenario"]))
-            failure["kind"] = str(Status.FAIL if kind.defect else Status.DIFFERENCE)
-            failure.pop("why", None)
-            if kind.why:
-                failure["why"] = kind.why
-            violations.append(failure)
-        violations.sort(key=lambda f: f["kind"] != Status.FAIL)  # the bucket order
-        rule["failures"] = violations + others
-        status = rule["status"]
-        expected = (rule.get("expected") or {}).get("status")
-        actual = expected if status == Status.EXPECTED_FAIL else status
-        if actual in (Status.FAIL, Status.DIFFERENCE) and violations:
-            now = Status.FAIL if any(f["kind"] == Status.FAIL for f in violations) else None
-            now = now or Status.DIFFERENCE
-            if status != Status.EXPECTED_FAIL or now != expected:
-                rule["status"] = str(now)
-    out["contract"] = contract.summary()
-    out["conformant"] = (
-        not out.get("incomplete")
-        and not out.get("kitErrors")
-        and not any(Status(r["status"]).fails_run(profile) for r in out.get("rules", []))
-    )
-    out["notes"] = [
-        *out.get("notes", []),
-        f"classified by {contract.source} after the run, from the failures it kept",
-    ]
-    return out
 
 
 def result_from_json(document: dict[str, Any]) -> RunResult:

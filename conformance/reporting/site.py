@@ -59,7 +59,7 @@ from conformance.reporting.teach import (
     spec_sections,
     story,
 )
-from conformance.running.runner import counterexample
+from conformance.running.tally import counterexample
 from conformance.scenario.bounds import counterexample_text
 from conformance.seam.adapter import Adapter
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from conformance import __version__
+from conformance._version import __version__
 from conformance.seam.adapter import AdapterInfo
 from conformance.vocab import Status
 

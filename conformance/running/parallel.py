@@ -2,8 +2,8 @@
 
 Each worker re-creates the adapter from its spec string (in-process adapters
 only: see :func:`parallel_spec`), runs whole units (some fixtures, or one
-rule's property) with a :class:`~conformance.running.runner.Tally` of its own and
-hands back a :class:`~conformance.running.runner.Partial`, which the parent merges
+rule's property) with a :class:`~conformance.running.tally.Tally` of its own and
+hands back a :class:`~conformance.running.tally.Partial`, which the parent merges
 in plan order. The implementation's log records travel back with it.
 """
 
@@ -23,7 +23,9 @@ from conformance.seam.adapter import Adapter, AdapterInfo
 
 if TYPE_CHECKING:
     from conformance.judging.contract import Contract
-    from conformance.running.runner import Partial, Tally, Tick, Unit
+    from conformance.running.plan import Unit
+    from conformance.running.progress import Tick
+    from conformance.running.tally import Partial, Tally
 
 __all__ = ["parallel_spec", "run_parallel"]
 
@@ -47,19 +49,19 @@ class _Worker:
 
 
 def _worker_start(
+    load: Callable[[str], Adapter],
     spec: str,
     selection: dict[str, frozenset[str] | None],
     contract: Contract | None,
     report_dir: str | None,
     record: bool = False,
 ) -> None:
-    from conformance.adapters import load_adapter
-    from conformance.running.runner import keep_hypothesis_out_of_the_cwd
+    from conformance.running.tally import keep_hypothesis_out_of_the_cwd
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     become_subreaper()  # what the worker's implementation starts ends with the worker
     keep_hypothesis_out_of_the_cwd()
-    _Worker.adapter = load_adapter(spec)
+    _Worker.adapter = load(spec)
     _Worker.info = _Worker.adapter.describe()
     _Worker.selection = selection
     _Worker.contract = contract
@@ -86,7 +88,7 @@ class _ForwardLogs(logging.Handler):
 
 
 def _worker_unit(unit: Unit, profile: str, seed: int | None) -> Partial:
-    from conformance.running.runner import Tally
+    from conformance.running.tally import Tally
 
     tally = Tally(
         _Worker.selection, _Worker.adapter, _Worker.report_dir, _Worker.info, _Worker.contract
@@ -111,31 +113,35 @@ def run_parallel(
     *,
     tick: Callable[[Tick], None] | None = None,
     started: float | None = None,
+    load: Callable[[str], Adapter],
 ) -> None:
     """Run ``units`` on ``jobs`` worker processes; merge their results into ``tally`` in order.
 
+    Each worker builds its adapter with ``load(spec)`` (the caller's loader, e.g.
+    :func:`conformance.adapters.load_adapter`: the runner knows no adapter kinds).
+
     Properties go out first (they take longest), fixtures fill the gaps; progress is
     told as units finish, and so is ``tick`` (the counts of a
-    :class:`~conformance.running.runner.Tick`, elapsed since ``started``, a
+    :class:`~conformance.running.progress.Tick`, elapsed since ``started``, a
     ``time.monotonic()``; default: now), once as the work starts and once per
     finished unit; the merge follows the plan, so the outcome is the same as in
     one process. Interrupted, the units that finished are merged, the rest are not.
     """
-    from conformance.running.runner import Ticks
+    from conformance.running.progress import Ticks
 
     ticks = Ticks(units, tally.rule_ids, tick, started)
     methods = multiprocessing.get_all_start_methods()
     method = "forkserver" if "forkserver" in methods else "spawn"
     context = multiprocessing.get_context(method)
     if method == "forkserver":  # import the kit once, in the server the workers fork from
-        context.set_forkserver_preload(["conformance.running.runner"])
+        context.set_forkserver_preload(["conformance.running.tally"])
     report_dir = str(tally.report_dir) if tally.report_dir is not None else None
     finished: queue.SimpleQueue[tuple[int, Partial | BaseException]] = queue.SimpleQueue()
     results: dict[int, Partial] = {}
     order = sorted(range(len(units)), key=lambda i: units[i].rule is None)
     record = tally.recorded is not None
     pool = context.Pool(
-        jobs, _worker_start, (spec, tally.selection, tally.contract, report_dir, record)
+        jobs, _worker_start, (load, spec, tally.selection, tally.contract, report_dir, record)
     )
     scenarios = tally.scenarios  # run so far, counting the units that finished
     try:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from conformance import __version__
+from conformance._version import __version__
 from conformance.scenario.schema import FixtureError, validate
 
 __all__ = ["FORMAT", "Corpus", "CorpusWriter", "Entry", "read_corpus"]

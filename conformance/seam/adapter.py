@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
-from conformance.judging.model import DEFAULT_CLOSED_FORMS
 from conformance.scenario.schema import (
     calls_of,
     listener_lifecycle,
@@ -24,6 +23,7 @@ from conformance.scenario.schema import (
 __all__ = [
     "CAPABILITIES",
     "CLOSED_FORMS",
+    "DEFAULT_CLOSED_FORMS",
     "FAILURE_CATEGORIES",
     "PIPELINE_STAGES",
     "STAGE_CAPABILITIES",
@@ -72,6 +72,10 @@ PIPELINE_STAGES: Final = frozenset(
 STAGE_CAPABILITIES: Final = PIPELINE_STAGES | {"approval", "code-mode", "timeout-policy"}
 
 #: How an implementation tells the caller that a call did not run ("closed"):
+#: What an implementation is assumed to close a call with when it declares nothing: an
+#: error result only (SPEC section 1, "Closed calls").
+DEFAULT_CLOSED_FORMS: Final = frozenset({"error-result"})
+
 CLOSED_FORMS: Final[Mapping[str, str]] = {
     "error-result": "an error result for the call (the spec's own form)",
     "raised": "the run raised (the answer says {'raised': message})",

@@ -25,12 +25,12 @@ import traceback
 from collections.abc import Mapping
 from typing import Any, Final
 
-from conformance import __version__
-from conformance.judging.model import DEFAULT_CLOSED_FORMS
+from conformance._version import __version__
 from conformance.scenario.bounds import DEFAULT_MAX_DEPTH, check_bounds
 from conformance.scenario.schema import FixtureError, validate
 from conformance.seam.adapter import (
     CAPABILITIES,
+    DEFAULT_CLOSED_FORMS,
     Adapter,
     AdapterInfo,
     ImplementationFailure,
@@ -234,7 +234,7 @@ def interpret_answer(
 class HarnessSession:
     """The harness side: answers protocol messages by running an in-process adapter.
 
-    Transport-free: ``handle(request) -> answer``. ``python -m conformance.transport.harness``
+    Transport-free: ``handle(request) -> answer``. ``python -m conformance.harness``
     wraps it in a stdin/stdout loop; ``toolreg-conformance serve`` in HTTP.
     """
 

@@ -5,7 +5,7 @@
     /work/venv/bin/python harnesses/dsh/compare.py --show PRE-6    # print the full diffs
 
 By default the left harness is the bundled reference (``python -m
-conformance.transport.harness``) and the right one is this directory's dsh-tools harness.
+conformance.harness``) and the right one is this directory's dsh-tools harness.
 A difference is either a harness bug (fix it) or a genuine difference in
 behaviour between the reference and dsh-tools (note it); this script only
 shows where the two traces part.
@@ -24,7 +24,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-REFERENCE = [sys.executable, "-m", "conformance.transport.harness"]
+REFERENCE = [sys.executable, "-m", "conformance.harness"]
 DSH = ["node", str(HERE / "harness.mjs")]
 
 

@@ -12,7 +12,8 @@ from contextlib import contextmanager
 
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.judging.rules import RULES
-from conformance.running.runner import RunResult, run_suite
+from conformance.running.outcomes import RunResult
+from conformance.running.runner import run_suite
 
 
 @contextmanager

@@ -10,7 +10,7 @@ import pytest
 from conformance.cli.main import main
 from conformance.reporting.compare import CHANGES, KIND_ORDER, compare, comparison_markdown
 from conformance.reporting.report import write_reports
-from conformance.running.runner import Failure, RuleOutcome, RunResult
+from conformance.running.outcomes import Failure, RuleOutcome, RunResult
 from conformance.scenario.schema import FixtureError, validate
 from conformance.seam.adapter import AdapterInfo
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from conformance.adapters import load_adapter
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.cli.main import main
 from conformance.judging.contract import classify, load_contract
@@ -23,6 +24,7 @@ from conformance.judging.evaluate import judge
 from conformance.judging.model import View
 from conformance.judging.rule_sets import RULE_SETS
 from conformance.judging.rules import RULES, Rule, Verdict
+from conformance.reporting.classify import reclassified
 from conformance.reporting.expectations import (
     Expectations,
     apply_expectations,
@@ -30,8 +32,10 @@ from conformance.reporting.expectations import (
     check_assessments,
     load_expectations,
 )
-from conformance.reporting.report import reclassified, write_reports
-from conformance.running.runner import RunResult, run_suite, select
+from conformance.reporting.report import write_reports
+from conformance.running.outcomes import RunResult
+from conformance.running.plan import select
+from conformance.running.runner import run_suite
 from conformance.scenario.schema import FixtureError, validate
 from conformance.vocab import Status
 from tests.kit.support import quiet
@@ -359,6 +363,7 @@ def test_a_parallel_run_classifies_as_one_process_does(tmp_path: Path) -> None:
                     rules="PRE-3",
                     jobs=jobs,
                     adapter_spec=BROKEN,
+                    load=load_adapter,
                     contract=contract,
                 )
             )

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import conformance.running.runner
+import conformance.running.plan
 from conformance.cli.main import main
 from conformance.judging.rules import RULES
 from conformance.reporting.expectations import (
@@ -17,7 +17,7 @@ from conformance.reporting.expectations import (
     load_expectations,
     updated_expectations,
 )
-from conformance.running.runner import Failure, RuleOutcome, RunResult
+from conformance.running.outcomes import Failure, RuleOutcome, RunResult
 from conformance.seam.adapter import AdapterInfo
 
 HERE = Path(__file__).resolve().parent
@@ -106,7 +106,7 @@ def test_update_expect_rewrites_the_file_keeping_reasons(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: str
 ) -> None:
     # a full (unfiltered) run, over a rule set reduced to PRE-3 to stay fast
-    monkeypatch.setattr(conformance.running.runner, "RULES", {"PRE-3": RULES["PRE-3"]})
+    monkeypatch.setattr(conformance.running.plan, "RULES", {"PRE-3": RULES["PRE-3"]})
     expect = write(
         tmp_path / "expect.json",
         {"PRE-3": {"status": "error", "reason": "kept", "link": "https://example.invalid/1"}},
@@ -124,7 +124,7 @@ def test_update_expect_rewrites_the_file_keeping_reasons(
 def test_update_expect_creates_a_missing_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: str
 ) -> None:
-    monkeypatch.setattr(conformance.running.runner, "RULES", {"PRE-3": RULES["PRE-3"]})
+    monkeypatch.setattr(conformance.running.plan, "RULES", {"PRE-3": RULES["PRE-3"]})
     expect = tmp_path / "new.json"
     argv = ["run", "--profile", "quick", "-q", "--adapter", broken, "--expect", str(expect)]
     assert main([*argv, "--update-expect"]) == 0

@@ -15,7 +15,7 @@ from conformance.cli.main import main
 from conformance.reporting.compare import compare
 from conformance.reporting.html import comparison_html, load_cases, report_html
 from conformance.reporting.report import report_json, write_reports
-from conformance.running.runner import Failure, RuleOutcome, RunResult
+from conformance.running.outcomes import Failure, RuleOutcome, RunResult
 from conformance.seam.adapter import AdapterInfo
 from tests.kit.test_report import synthetic
 

@@ -12,16 +12,9 @@ from jsonschema.validators import Draft202012Validator
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.interpreter.binding import decode
 from conformance.judging.evaluate import judge
-from conformance.scenario.methods import (
-    METHODS_PATH,
-    family,
-    host_kinds,
-    near_misses,
-    stale,
-    sweeps,
-    table,
-)
+from conformance.scenario.methods import METHODS_PATH, family, host_kinds, near_misses, table
 from conformance.scenario.schema import FIXTURES, SCHEMA_DIR, load_json, validate
+from conformance.scenario.sweeps import stale, sweeps
 from conformance.vocab import ErrorCode
 from reference import Registry
 
@@ -37,8 +30,8 @@ def test_the_table_matches_its_schema() -> None:
 
 
 def test_the_sweep_fixtures_are_what_the_tables_make() -> None:
-    """``python -m conformance.scenario.methods --write`` regenerates them after a table changes."""
-    assert not stale(), "run python -m conformance.scenario.methods --write"
+    """``python -m conformance.scenario.sweeps --write`` regenerates them after a table changes."""
+    assert not stale(), "run python -m conformance.scenario.sweeps --write"
     for item in sweeps():
         validate(item.scenario(), "scenario", str(item.path))
 

@@ -14,8 +14,9 @@ import pytest
 
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants import CATALOGUE, VARIANTS
+from conformance.judging.evaluate import judge
 from conformance.judging.rules import RULES
-from conformance.running.runner import judge, select_rules
+from conformance.running.plan import select_rules
 from conformance.scenario.schema import validate
 from conformance.selftest import run_mutant, run_variant
 

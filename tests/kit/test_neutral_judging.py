@@ -24,7 +24,7 @@ import pytest
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants import CATALOGUE, VARIANTS
 from conformance.judging.evaluate import evaluate, judge
-from conformance.judging.rules.code import program_outcomes
+from conformance.judging.rules._programs import program_outcomes
 from conformance.reporting.report import write_reports
 from conformance.running.runner import run_suite
 from conformance.scenario import strategies as s

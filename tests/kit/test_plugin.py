@@ -91,7 +91,7 @@ def test_it_runs_under_xdist(pytester: pytest.Pytester) -> None:
 
 
 def test_it_drives_a_stdio_harness(pytester: pytest.Pytester) -> None:
-    harness = f"stdio:{sys.executable} -m conformance.transport.harness"
+    harness = f"stdio:{sys.executable} -m conformance.harness"
     result = pytester.runpytest(
         *BASE, f"--toolreg-adapter={harness}", "--toolreg-validate-protocol", "-k", "PRE-1 or FIN-2"
     )

@@ -22,7 +22,8 @@ from conformance.judging.rule_sets import (
     RULE_SETS,
 )
 from conformance.judging.rules import RULES
-from conformance.running.runner import run_suite, select_rules
+from conformance.running.plan import select_rules
+from conformance.running.runner import run_suite
 from conformance.scenario import strategies as s
 from conformance.scenario.schema import SCHEMA_DIR
 from conformance.seam.adapter import (

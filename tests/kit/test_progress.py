@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from conformance.adapters import load_adapter
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.cli.common import RunProgress, status_text
 from conformance.cli.main import main
 from conformance.reporting.publish import publish
-from conformance.running.runner import Tick, run_suite
+from conformance.running.progress import Tick
+from conformance.running.runner import run_suite
 from tests.kit.support import quiet
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,6 +84,7 @@ def test_a_parallel_run_ticks_as_units_finish() -> None:
             rules="PRE-3",
             jobs=2,
             adapter_spec="reference",
+            load=load_adapter,
             tick=ticks.append,
         )
     assert result.jobs == 2

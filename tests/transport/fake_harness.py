@@ -2,7 +2,7 @@
 
     python tests/transport/fake_harness.py MODE
 
-It answers like ``python -m conformance.transport.harness`` (the reference), except on
+It answers like ``python -m conformance.harness`` (the reference), except on
 the run with ``seq == 2`` of each process (of the first process only, when
 the environment names a ONCE_DIR), or as the mode says, where it:
 

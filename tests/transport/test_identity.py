@@ -22,7 +22,8 @@ import conformance.transport.stdio  # noqa: F401
 from conformance.adapters import load_adapter
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.judging.rules import RULES
-from conformance.running.runner import RunResult, run_suite
+from conformance.running.outcomes import RunResult
+from conformance.running.runner import run_suite
 from conformance.seam.adapter import Adapter
 from conformance.transport.server import make_app, make_protocol_server
 
@@ -57,7 +58,7 @@ def run(adapter: Adapter, rules: str | None) -> RunResult:
 
 def test_three_transports_agree_on_a_subset(http_url: str) -> None:
     in_process = run(ReferenceAdapter(), SUBSET)
-    stdio = run(load_adapter(f"stdio:{sys.executable} -m conformance.transport.harness"), SUBSET)
+    stdio = run(load_adapter(f"stdio:{sys.executable} -m conformance.harness"), SUBSET)
     http = run(load_adapter(http_url, validate_protocol=True), SUBSET)
     expected = outcomes(in_process)
     assert len(expected) == len(SUBSET.split(","))

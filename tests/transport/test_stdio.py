@@ -175,9 +175,9 @@ def test_validate_protocol_checks_every_answer(adapters: list[StdioAdapter]) -> 
 
 
 def test_load_adapter_parses_the_command() -> None:
-    adapter = load_adapter(f"stdio:{sys.executable} -m conformance.transport.harness", deadline_s=3)
+    adapter = load_adapter(f"stdio:{sys.executable} -m conformance.harness", deadline_s=3)
     assert isinstance(adapter, StdioAdapter)
-    assert adapter.command == [sys.executable, "-m", "conformance.transport.harness"]
+    assert adapter.command == [sys.executable, "-m", "conformance.harness"]
     assert adapter.deadline_s == 3
     with pytest.raises(AdapterError, match="needs a command"):
         load_adapter("stdio:")

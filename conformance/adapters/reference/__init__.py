@@ -17,8 +17,7 @@ from typing import Any
 import reference
 from conformance.interpreter.code_runtime import ScriptedCodeRuntime
 from conformance.interpreter.session import JSON, Binding, Session, decode, jsonable
-from conformance.judging.model import DEFAULT_CLOSED_FORMS
-from conformance.seam.adapter import CAPABILITIES, AdapterInfo
+from conformance.seam.adapter import CAPABILITIES, DEFAULT_CLOSED_FORMS, AdapterInfo
 from reference import (
     AbortController,
     CodeRunFailed,

@@ -24,6 +24,7 @@ from typing import Any
 from conformance.judging.model import CallView, View
 from conformance.judging.rules._base import Verdict, require
 from conformance.judging.rules._json import has_special, same_json
+from conformance.judging.rules._programs import program_calls, program_outcomes, program_steps
 from conformance.judging.rules._scripts import executed, may_abort
 from conformance.vocab import RUN_CODE
 
@@ -65,7 +66,6 @@ def _forwards(view: View, call: CallView) -> Iterator[tuple[str, str, Any, Any]]
 
 def _program(view: View, call: CallView) -> tuple[str, Any, Any] | None:
     """(tool, arguments, outcome) of a run_code call whose program makes exactly one call."""
-    from conformance.judging.rules.code import program_calls, program_outcomes, program_steps
 
     steps = program_steps(call.spec)
     if steps is None:
