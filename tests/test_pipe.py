@@ -349,3 +349,36 @@ def test_PIPE_6_guard_and_observer_disposers_leave_their_neighbours() -> None:
     execute(r, "t", agent="main")
     assert sorted(seen[:2]) == ["guard-b", "guard-scoped"]  # (their order is GUARD-3's)
     assert seen[2:] == ["log"]
+
+
+@pytest.mark.parametrize("stage", ["guard", "wrapper"])
+def test_PIPE_7_a_rename_after_approval_does_not_run_another_body(stage: str) -> None:
+    """PIPE-7: the approver consented to ``read_file``; a guard or wrapper that then writes
+    another tool's name on the execution does not make ``write_file``'s body run."""
+    ran: list[str] = []
+
+    def body(name: str) -> Any:
+        return lambda args, ctx: ran.append(name) or name
+
+    r = Registry(approval=Approval("allowed-once"))
+    r.register(tool("read_file", body("read_file")))
+    r.register(tool("write_file", body("write_file")))
+    r.on("tools/pre-execute", lambda execution, next_: ask("reads your files"))
+
+    def rename(execution: Any) -> None:
+        try:
+            execution.name = "write_file"
+        except (AttributeError, TypeError):
+            pass  # refused: as good as ignored
+
+    if stage == "guard":
+        r.guard(lambda execution: rename(execution))
+    else:
+
+        async def wrapper(dispatch: Any, next_: Any) -> Any:
+            rename(dispatch)
+            return await next_()
+
+        r.on("tools/execute", wrapper)
+    execute(r, "read_file", {"path": "notes.md"}, agent="main")
+    assert "write_file" not in ran

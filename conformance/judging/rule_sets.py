@@ -47,6 +47,7 @@ PORTABLE: Final[Mapping[str, str]] = {
     "GUARD-1": "a guard's objection is final: no later stage turns it into permission",
     "GUARD-2": "a throwing or malformed guard denies",
     "PIPE-5": "consent binds what runs: the body gets the arguments the approver saw",
+    "PIPE-7": "consent binds what runs: the body is the tool the approver was asked about",
     "POST-4": "a throwing post-execute hook does not turn into a success (an error result, or "
     "the run raising where the framework declares it)",
     "RES-1": "each call has exactly one outcome: a result or a declared closed form, and a "
@@ -163,6 +164,7 @@ STAGES_OF: Final[Mapping[str, frozenset[str]]] = {
     "PRE-4": frozenset({"pre-execute", "approval"}),
     "PRE-5": frozenset({"pre-execute", "approval"}),
     "PIPE-5": frozenset({"pre-execute", "approval"}),
+    "PIPE-7": frozenset({"pre-execute", "approval"}),
     "GUARD": frozenset({"guards"}),
     "EXEC": frozenset({"wrappers"}),
     "EXEC-5": frozenset({"wrappers", "timeout-policy"}),

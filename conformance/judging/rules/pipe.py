@@ -613,3 +613,73 @@ def _disposer_scenarios(draw: st.DrawFn) -> dict[str, Any]:
 
 
 focus("PIPE-6", _disposer_scenarios(), "listener-disposers")
+
+
+# -------------------------------------------------------------------- PIPE-7
+
+
+def asked_tool(request: Mapping[str, Any], call: CallView) -> Any:
+    """The tool an approval request asked about: the request's own field naming it (a
+    ``toolName`` or a ``name``, whichever it has), else the tool the caller named."""
+    fields = request.get("fields")
+    if isinstance(fields, Mapping):
+        for key in ("toolName", "name"):
+            if isinstance(fields.get(key), str):
+                return fields[key]
+    return call.spec.get("name")
+
+
+@rule("PIPE-7", "The approval binds the tool")
+def PIPE_7(view: View) -> Iterator[Verdict]:
+    """The body that runs for an approved call is the body of the tool its approver was
+    asked about (PIPE-5 binds the arguments; this, what runs them)."""
+    for call in unique_calls(view):
+        approval = [e for e in call.events if e.get("stage") == "approval"]
+        requests = [e for e in approval if e.get("at") == "request"]
+        granted = any(
+            e.get("at") == "answer" and e.get("returned") == "allowed-once" for e in approval
+        )
+        if not requests or not granted:
+            continue
+        asked = asked_tool(requests[-1], call)
+        for event in call.entered("body"):
+            if not _direct(event):
+                continue
+            yield require(
+                event.get("id") == asked,
+                call.id,
+                f"the approver was asked about {asked!r}; the body of {event.get('id')!r} ran",
+                call=call.id,
+                events=(view.position(requests[-1]), view.position(event)),
+            )
+
+
+@st.composite
+def _renamed_scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    """An ask answered allowed-once for one tool, and one stage that renames the call to
+    another registered tool (whose body is its own): the asking policy before it asks (the
+    request then names what the approver consents to), a listener before it, a guard or a
+    wrapper (after the answer)."""
+    asked, other = draw(st.lists(s.NAMES, min_size=2, max_size=2, unique=True))
+    rename = {"mutate": {"target": "execution", "path": ["name"], "value": other}}
+    where = draw(st.sampled_from(["policy", "outer", "guard", "wrapper"]))
+    policy = [rename] if where == "policy" else []
+    fields: dict[str, Any] = {
+        "preExecute": [s.listener("policy", [*policy, {"return": _ASK}])],
+        "approval": {"steps": [{"return": "allowed-once"}]},
+    }
+    if where == "outer":
+        fields["preExecute"].insert(0, s.listener("outer", [rename, {"delegate": True}]))
+    elif where == "guard":
+        fields["guards"] = [s.listener("guard", [rename, {"return": None}])]
+    elif where == "wrapper":
+        fields["wrappers"] = [s.listener("wrap", [rename, {"delegate": True}])]
+    return s.scenario(
+        "generated/PIPE-7",
+        [s.tool(asked, [{"return": "read"}]), s.tool(other, [{"return": "WROTE"}])],
+        [{"call": s.call("c0", asked, {"path": "notes.md"}, agent="main")}],
+        **fields,
+    )
+
+
+focus("PIPE-7", _renamed_scenarios(), "approval")

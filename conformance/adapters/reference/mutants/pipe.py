@@ -370,3 +370,41 @@ class DisposerByStaleIndex(Registry):
                 del entries[index]  # the bug: a position, not this registration
 
         return dispose
+
+
+class _ResolvesWhatItRuns(Registry):
+    """The definition is looked up again at dispatch, by the name the execution has then
+    ("the registry may have changed since the call was prepared"), on the writable
+    execution of the write-through mutants: a guard that renames an approved call makes
+    another tool's body run under the consent given for the first."""
+
+    async def dispatch(self, run: Prepared) -> None:
+        current = self._resolve(run.execution.name, run.execution.agent, run.execution.parent)
+        if current is not None:  # the bug: the name as it is now, not the one approved
+            run.tool = current
+        await super().dispatch(run)
+
+
+def _approved_then_renamed() -> PatchedAdapter:
+    """The approver consented to ``read_file``; a guard then assigns the execution the name
+    ``write_file``, and the registry resolves again at dispatch: ``write_file``'s body runs."""
+    return PatchedAdapter(
+        ReferenceAdapter(
+            lambda s: _ResolvesWhatItRuns(mode=s.get("registry", {}).get("mode", "native")),
+            name="pipe.approved-then-renamed",
+            batch=run_batch,
+        ),
+        {
+            ("reference.registry", "ToolExecution"): MutableExecution,
+            ("reference.registry", "DispatchExecution"): _WriteThroughDispatch,
+            ("reference.registry", "ToolRunContext"): _WriteThroughContext,
+        },
+    )
+
+
+mutant(
+    "PIPE-7",
+    "after the approval, a guard's rename of the call makes another tool's body run",
+    replaces="adapter",
+    name="approved-then-renamed",
+)(_approved_then_renamed)
