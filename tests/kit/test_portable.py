@@ -201,6 +201,7 @@ def test_the_portable_set_keeps_the_invariants_every_design_claims() -> None:
     """Membership, as SPEC section 6 and the README's table state it."""
     assert set(PORTABLE) == {
         "PIPE-5",  # consent binds what runs
+        "PIPE-7",  # consent binds the tool that runs
         "PRE-3",  # ask without a channel does not run
         "PRE-4",  # every non-grant does not run
         "PRE-2",  # a denial is never run
