@@ -71,6 +71,13 @@ const TimeoutPolicy = await import('@deepseek-ai/dsh-tool-call-timeout-policy').
  * - presentation, registry-mutation: the definition's presenters; `register()` and its
  *   disposer, `schemas()`.
  * - timeout-policy: the `@deepseek-ai/dsh-tool-call-timeout-policy` plugin.
+ * - listener-disposers: the disposers upstream returns. `ctx.on(event, listener)` (Cordis)
+ *   returns its fiber effect's disposer, which unregisters exactly that hook (each
+ *   registration is its own `reflect.bind` proxy of the listener, and a spent effect
+ *   disposer does nothing); `ctx.tools.guard(guard)` returns "the exact disposer that
+ *   unregisters the guard" (lib/types/index.d.ts:620; dsh-scope's AnonymousEntries.append,
+ *   "an idempotent undo for this exact append"); the timeout policy's is its plugin fiber's
+ *   `dispose()`. A second registration registers the very same callable again (`made`).
  *
  * Not declared (see MISSING): `scheduler`, and `timeout-policy` for a release without it.
  */
@@ -90,6 +97,7 @@ export const CAPABILITIES = [
   'registry-mutation',
   'scopes',
   ...(TimeoutPolicy ? ['timeout-policy'] : []),
+  'listener-disposers',
 ]
 
 /**
@@ -293,11 +301,13 @@ async function boot(scenario, session) {
       }),
       timer.promise,
     ])
+    let policy
     if (scenario.timeoutPolicy) {
       // Plugged before any scenario wrapper, so it is the outermost tools/execute listener.
-      await Promise.race([ctx.plugin(TimeoutPolicy), timer.promise])
+      policy = ctx.plugin(TimeoutPolicy)
+      await Promise.race([policy, timer.promise])
     }
-    return { root, ctx }
+    return { root, ctx, policy }
   } finally {
     timer.clear()
   }
@@ -338,7 +348,7 @@ export async function runScenario(scenario) {
     return agent
   }
 
-  const { root, ctx } = await boot(scenario, session)
+  const { root, ctx, policy } = await boot(scenario, session)
   try {
     const scopes = new Map()
     /** The registering context: global, or the agent's scope minted from the injected context. */
@@ -401,16 +411,12 @@ export async function runScenario(scenario) {
     for (const [key, spec] of specs) {
       if (spec.registered ?? true) registrations.push(register(key))
     }
-    for (const [event, key, make] of [
-      ['tools/pre-execute', 'preExecute', (s) => session.preListener(s)],
-      ['tools/execute', 'wrappers', (s) => session.wrapper(s)],
-      ['tools/post-execute', 'postExecute', (s) => session.postListener(s)],
-      ['tools/result', 'observers', (s) => session.observer(s)],
-      ['tools/code-dispatch-log', 'codeDispatchLog', (s) => session.codeDispatchLog(s)],
-    ]) {
-      for (const spec of scenario[key] ?? []) contextFor(spec.scope).on(event, make(spec))
+    const listeners = new Listeners(session, contextFor, ctx, policy)
+    for (const kind of Object.keys(LISTENER_KINDS)) {
+      for (const spec of scenario[kind] ?? []) {
+        if (spec.registered ?? true) await listeners.register(kind, spec.id)
+      }
     }
-    for (const spec of scenario.guards ?? []) contextFor(spec.scope).tools.guard(session.guard(spec))
 
     const callInput = (call) => {
       const { controller, arguments: args } = session.caller(call)
@@ -435,6 +441,8 @@ export async function runScenario(scenario) {
       },
       dispose,
       resultJson: (result) => session.binding.resultJson(result),
+      registerListener: (kind, id) => listeners.register(kind, id),
+      disposeListener: (kind, id, again) => listeners.dispose(kind, id, again),
     })
     // Observers are notified without being awaited upstream; one turn lets the
     // synchronous tails of the last notification land before the snapshot.
@@ -453,8 +461,81 @@ export async function runScenario(scenario) {
   }
 }
 
+/**
+ * The scenario keys of listeners and guards, each with its Cordis event (null: a guard,
+ * `ctx.tools.guard`) and the Session factory of its callable.
+ */
+const LISTENER_KINDS = {
+  preExecute: ['tools/pre-execute', (session, spec) => session.preListener(spec)],
+  guards: [null, (session, spec) => session.guard(spec)],
+  wrappers: ['tools/execute', (session, spec) => session.wrapper(spec)],
+  postExecute: ['tools/post-execute', (session, spec) => session.postListener(spec)],
+  observers: ['tools/result', (session, spec) => session.observer(spec)],
+  codeDispatchLog: ['tools/code-dispatch-log', (session, spec) => session.codeDispatchLog(spec)],
+}
+
+/**
+ * The registrations of listeners, guards and the timeout policy, each with the disposer
+ * upstream returned for it (_Listeners of conformance/adapters/reference). Registering an id
+ * again registers the very callable it registered before (a plugin that reloads registers its
+ * listener anew); disposing an id runs the disposer of its latest registration, and `again`
+ * runs the last spent one once more (PIPE-6).
+ */
+class Listeners {
+  constructor(session, contextFor, ctx, policy) {
+    this.session = session
+    this.contextFor = contextFor
+    this.ctx = ctx
+    this.specs = new Map()
+    for (const kind of Object.keys(LISTENER_KINDS)) {
+      for (const spec of session.scenario[kind] ?? []) this.specs.set(`${kind}/${spec.id}`, spec)
+    }
+    this.made = new Map()
+    this.live = new Map()
+    this.spent = new Map()
+    // the timeout policy plugged at set-up: its fiber disposes it
+    if (policy !== undefined) this.live.set('timeoutPolicy/timeoutPolicy', [() => policy.dispose()])
+  }
+
+  async register(kind, id) {
+    const key = `${kind}/${id}`
+    let disposer
+    if (kind === 'timeoutPolicy') {
+      if (!TimeoutPolicy) throw new Inexpressible(`the timeout policy: ${MISSING['timeout-policy']}`)
+      const fiber = this.ctx.plugin(TimeoutPolicy)
+      await fiber
+      disposer = () => fiber.dispose()
+    } else {
+      const spec = this.specs.get(key)
+      if (spec === undefined || !(kind in LISTENER_KINDS)) throw new ScriptError(`no scenario ${kind} with id ${JSON.stringify(id)}`)
+      const [event, make] = LISTENER_KINDS[kind]
+      if (!this.made.has(key)) this.made.set(key, make(this.session, spec))
+      const target = this.contextFor(spec.scope)
+      disposer = event === null ? target.tools.guard(this.made.get(key)) : target.on(event, this.made.get(key))
+    }
+    if (!this.live.has(key)) this.live.set(key, [])
+    this.live.get(key).push(disposer)
+  }
+
+  async dispose(kind, id, again = false) {
+    const key = `${kind}/${id}`
+    if (again) {
+      await this.spent.get(key)?.()
+      return
+    }
+    const disposer = this.live.get(key)?.pop()
+    if (disposer !== undefined) {
+      this.spent.set(key, disposer)
+      await disposer()
+    }
+  }
+}
+
 /** Run a scenario's actions in order; one answer per action (run_actions of reference.py). */
-export async function runActions(scenario, { execute, schemas, executionMode, register, dispose, resultJson }) {
+export async function runActions(
+  scenario,
+  { execute, schemas, executionMode, register, dispose, resultJson, registerListener, disposeListener },
+) {
   const answers = []
   for (const action of scenario.actions ?? []) {
     try {
@@ -474,6 +555,14 @@ export async function runActions(scenario, { execute, schemas, executionMode, re
         answers.push(answer)
       } else if ('executionMode' in action) {
         answers.push({ mode: executionMode(action.executionMode) })
+      } else if ('of' in action && (registerListener === undefined || disposeListener === undefined)) {
+        throw new Inexpressible('this action loop registers no listeners between calls')
+      } else if ('register' in action && 'of' in action) {
+        await registerListener(action.of, action.register)
+        answers.push({ ok: true })
+      } else if ('dispose' in action && 'of' in action) {
+        await disposeListener(action.of, action.dispose, action.again === true)
+        answers.push({})
       } else if ('register' in action) {
         const { key, ...outcome } = register(action.register)
         answers.push(outcome)

@@ -38,3 +38,27 @@ test("a pre-execute decision reaches upstream's waterfall as the scenario wrote 
   assert.equal(trace.actions[0].result.isError, false)
   assert.ok(trace.events.some((e) => e.stage === 'body' && e.at === 'enter'))
 })
+
+test("listeners and guards are registered again and disposed through upstream's own disposers", async () => {
+  // PIPE-6: the second registration of a listener is its own hook (Cordis' ctx.on), the
+  // guard's its own entry (ctx.tools.guard); each disposer removes exactly it, a spent one nothing.
+  const call = (callId) => ({ call: { callId, name: 't', arguments: {} } })
+  const trace = await runScenario({
+    tools: [{ name: 't', parameters: { type: 'object' }, output: { schema: {}, render: 'json' }, execute: [{ return: 'ran' }] }],
+    preExecute: [{ id: 'policy', steps: [{ observe: 'execution' }, { delegate: true }] }],
+    guards: [{ id: 'owner', registered: false, steps: [{ observe: 'execution' }, { return: null }] }],
+    actions: [
+      { register: 'policy', of: 'preExecute' },
+      { register: 'owner', of: 'guards' },
+      call('c0'),
+      { dispose: 'policy', of: 'preExecute' },
+      { dispose: 'policy', of: 'preExecute', again: true },
+      { dispose: 'owner', of: 'guards' },
+      call('c1'),
+    ],
+  })
+  const entered = (callId, stage) => trace.events.filter((e) => e.call === callId && e.stage === stage && e.at === 'enter').length
+  assert.deepEqual([entered('c0', 'pre-execute'), entered('c0', 'guard')], [2, 1])
+  assert.deepEqual([entered('c1', 'pre-execute'), entered('c1', 'guard')], [1, 0])
+  assert.deepEqual(trace.actions.slice(0, 2), [{ ok: true }, { ok: true }])
+})
