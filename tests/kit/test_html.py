@@ -205,7 +205,7 @@ def test_rc8_findings_by_root_cause() -> None:
     # a malformed decision skips the guards: the same quoted promise of dsh-tools, two rules
     assert "GUARD-1 PRE-6" in findings
     # a stage's write to the execution sticks: the same quoted promise (the immutable view)
-    assert "PIPE-3 RES-1" in findings
+    assert "PIPE-3 PIPE-7 RES-1" in findings
     failing = {r["id"] for r in document["rules"] if r["status"] == "expected-fail"}
     assert sorted(r for key in findings for r in key.split()) == sorted(failing)
     assert len(findings) < len(failing)
@@ -246,9 +246,10 @@ def test_rc8_rules_sharing_a_case_show_its_trace_once() -> None:
     files = load_cases(document, expect, [RC8], RC8)
     tree = parse(report_html(document, expect, files.cases, links=files.links))
     findings = {n.attrs["data-rules"]: n for n in tree.root.all("finding")}
-    shared = findings["PIPE-2 PIPE-3 RES-1"]  # PIPE-3 and RES-1 quote the same promise
+    # PIPE-3, PIPE-7 and RES-1 quote the same promise
+    shared = findings["PIPE-2 PIPE-3 PIPE-7 RES-1"]
     shown = [n.attrs["data-case"] for n in shared.all("timeline")]
-    assert sorted(shown) == ["cases/PIPE-3.json", "cases/RES-1.json"]
+    assert sorted(shown) == ["cases/PIPE-3.json", "cases/PIPE-7.json", "cases/RES-1.json"]
 
 
 def test_render_and_compare_html(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

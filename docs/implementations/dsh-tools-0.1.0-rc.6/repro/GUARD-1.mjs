@@ -1,9 +1,11 @@
 // GUARD-1 on @deepseek-ai/dsh-tools: a tools/pre-execute decision other than exactly
 // {kind: 'allow'} and without a `reason` skips every guard and dispatches the body
 // (lib/index.js: `decision.kind === "allow" ? this.guardReason(exec) : decision.reason`).
-// Here a guard that denies every call never runs. README (ToolGuard): "the returned string
-// is a final monotonic denial reason evaluated after the reorderable pre-execute waterfall
-// and before dispatch". Exit 0: the behaviour reproduces; 1: it no longer does.
+// Here a guard that denies every call never runs after {kind: 'deny'}, an unknown kind, a
+// near miss of 'allow' ('ALLOW', ' allow'), a bare string or a number. README (ToolGuard):
+// "the returned string is a final monotonic denial reason evaluated after the reorderable
+// pre-execute waterfall and before dispatch". Exit 0: the behaviour reproduces; 1: it no
+// longer does.
 // Run: python docs/implementations/repro.py DIR (DIR/repro/HARNESS pins the release's install).
 import { Context } from '@deepseek-ai/cordis'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
@@ -23,7 +25,7 @@ const tool = (name, execute, extra = {}) => ({
 const signal = () => new AbortController().signal
 
 const outcomes = []
-for (const decision of [{ kind: 'deny' }, { kind: 'maybe' }, 'allow', 1, { kind: 'allow' }]) {
+for (const decision of [{ kind: 'deny' }, { kind: 'maybe' }, { kind: 'ALLOW' }, { kind: ' allow' }, 'allow', 1, { kind: 'allow' }]) {
   const ctx = await registry()
   let ran = false
   let guarded = false
@@ -34,8 +36,8 @@ for (const decision of [{ kind: 'deny' }, { kind: 'maybe' }, 'allow', 1, { kind:
   outcomes.push({ decision, guarded, ran, isError: r.isError })
 }
 
-const open = outcomes.slice(0, 4).every((o) => !o.guarded && o.ran && !o.isError)
-const allowGuarded = outcomes[4].guarded && !outcomes[4].ran && outcomes[4].isError
+const open = outcomes.slice(0, 6).every((o) => !o.guarded && o.ran && !o.isError)
+const allowGuarded = outcomes[6].guarded && !outcomes[6].ran && outcomes[6].isError
 verdict(open && allowGuarded, outcomes.map((o) => `${JSON.stringify(o.decision)}: guard ran=${o.guarded}, body ran=${o.ran}`).join('; '))
 
 function verdict(reproduced, what) {
