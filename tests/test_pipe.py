@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -366,10 +367,8 @@ def test_PIPE_7_a_rename_after_approval_does_not_run_another_body(stage: str) ->
     r.on("tools/pre-execute", lambda execution, next_: ask("reads your files"))
 
     def rename(execution: Any) -> None:
-        try:
+        with contextlib.suppress(AttributeError, TypeError):  # refused: as good as ignored
             execution.name = "write_file"
-        except (AttributeError, TypeError):
-            pass  # refused: as good as ignored
 
     if stage == "guard":
         r.guard(lambda execution: rename(execution))
