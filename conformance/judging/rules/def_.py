@@ -378,6 +378,14 @@ class Walk:
 
 
 def walk(view: View) -> Walk | None:
+    """The lifecycle of :func:`_walk`, replayed once per view (four DEF predicates ask)."""
+    if "def.walk" not in view.memo:
+        view.memo["def.walk"] = _walk(view)
+    found: Walk | None = view.memo["def.walk"]
+    return found
+
+
+def _walk(view: View) -> Walk | None:
     if mutates_registry(view.scenario):  # scripts change the registry mid-call: no replay
         return None
     specs = {t.get("key", t["name"]): t for t in view.tool_specs}
