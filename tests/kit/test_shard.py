@@ -162,3 +162,29 @@ def test_a_malformed_shard_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match="expected K/N"):
         parse_shard(text)
     assert parse_shard("2/3") == Shard(2, 3)
+
+
+def test_a_shard_records_the_same_with_workers(tmp_path: Path) -> None:
+    """-j changes neither which units a shard owns nor what it records of them."""
+    spec = "python:tests.kit.broken_registry:adapter"  # workers re-create it from the spec
+    records = []
+    for jobs in (1, 2):
+        result = run_suite(
+            load_adapter(spec),
+            profile="quick",
+            rules="PRE-*",
+            report_dir=tmp_path / f"j{jobs}",
+            shard=Shard(2, 3),
+            jobs=jobs,
+            adapter_spec=spec,
+            load=load_adapter,
+        )
+        assert result.jobs == jobs and result.shard is not None
+        records.append(json.loads(json.dumps(result.shard)))
+    one, two = records
+    assert one["ran"] == one["owned"] and any("failures" in p for p in one["parts"])
+    for part in [*one["parts"], *two["parts"]]:  # the run's directory differs, not the case
+        for failures in part.get("failures", {}).values():
+            for f in failures:
+                f["counterexample"] = f["counterexample"] and Path(f["counterexample"]).name
+    assert one == two
