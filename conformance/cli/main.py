@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from conformance.judging.contract import Contract
     from conformance.reporting.expectations import Expectations
     from conformance.running.outcomes import RunResult
+    from conformance.running.shard import Shard
     from conformance.scenario.corpus import Corpus
 
 __all__ = ["main"]
@@ -109,7 +110,22 @@ def _parser() -> argparse.ArgumentParser:
         help="worker processes for an in-process adapter (default: the machine's cores; "
         "stdio/HTTP harnesses run in one)",
     )
+    run.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only shard K of N (a stable split of the units by name); merge the N "
+        "reports with `merge`",
+    )
     _progress_options(run)
+    merge = sub.add_parser(
+        "merge", help="one report of the reports (or their directories) of `run --shard K/N`"
+    )
+    merge.add_argument("reports", metavar="REPORT", nargs="+")
+    merge.add_argument(
+        "--report", metavar="DIR", help="write report.json, report.md, junit.xml, report.html"
+    )
+    merge.add_argument("--expect", metavar="FILE", help="gate against known failures")
+    merge.add_argument("-q", "--quiet", action="store_true", help="no progress at all")
 
     replay = sub.add_parser("replay", help="re-run a saved counterexample or a scenario file")
     replay.add_argument("files", metavar="FILE", nargs="+")
@@ -252,6 +268,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser().parse_args(argv)
         if args.command == "run":
             return _run(args, sys.stdout, sys.stderr)
+        if args.command == "merge":
+            return _merge(args, sys.stdout, sys.stderr)
         if args.command == "replay":
             return _replay(args, sys.stdout)
         if args.command == "selftest":
@@ -317,6 +335,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     corpus = _corpus_options(args)
+    shard = _shard_option(args)
     expectations: Expectations | None = None
     if args.expect and not (args.update_expect and not Path(args.expect).exists()):
         expectations = load_expectations(args.expect)
@@ -348,12 +367,54 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     corpus=corpus,
                     write_corpus=Path(args.write_corpus) if args.write_corpus else None,
                     fail_fast="any" if args.fail_fast else None,
+                    shard=shard,
                 )
                 stop.settle()  # the run has its thread back: it finishes, not the watchdog
         finally:
             close_adapter(adapter)
         if contract is not None:
             result.notes += contract.notes_for(info.name, info.version)
+        return _finish_run(args, result, logs, report_dir, expectations, out, err)
+
+
+def _shard_option(args: argparse.Namespace) -> Shard | None:
+    """``--shard K/N``, checked (a sharded run neither stops early nor writes a corpus)."""
+    from conformance.running.shard import parse_shard
+
+    if args.shard is None:
+        return None
+    if args.fail_fast or args.write_corpus or args.update_expect:
+        raise UsageError(
+            "--shard: --fail-fast, --write-corpus and --update-expect need a whole run"
+        )
+    try:
+        return parse_shard(args.shard)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def _merge(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``merge REPORT...``: the whole run's result of its shards' reports, told and written
+    as ``run`` tells and writes it (exit 2 for reports that do not make one run)."""
+    from conformance.reporting.expectations import load_expectations
+    from conformance.running.shard import adopt_counterexamples, merge
+
+    reports = []
+    for given in args.reports:
+        path = Path(given) / "report.json" if Path(given).is_dir() else Path(given)
+        document = load_json(path, "report")
+        reports.append((str(path), document))
+    try:
+        result = merge(reports)
+    except ValueError as e:
+        raise UsageError(f"merge: {e}") from None
+    report_dir = writable_dir(args.report)
+    missing = adopt_counterexamples(result, [Path(name).parent for name, _ in reports], report_dir)
+    for case in missing:
+        print(f"note: counterexample {case} not found beside any shard's report", file=err)
+    expectations = load_expectations(args.expect) if args.expect else None
+    args.update_expect, args.progress = False, False
+    with capture_logs(None) as logs:
         return _finish_run(args, result, logs, report_dir, expectations, out, err)
 
 

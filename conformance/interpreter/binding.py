@@ -16,6 +16,7 @@ import datetime
 import decimal
 import enum
 import fractions
+import functools
 import json
 import math
 import types
@@ -125,6 +126,12 @@ def jsonable(value: Any, _active: frozenset[int] = frozenset()) -> JSON:
     return {"$special": "host-object", "repr": type(value).__name__}
 
 
+@functools.lru_cache(maxsize=1024)
+def _snake_case(key: str) -> str:
+    """``callId``: ``call_id`` (asked for the same few keys on every read)."""
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+
+
 def canonical_json(value: JSON) -> str:
     """Canonical JSON text: sorted keys, compact separators, non-ASCII characters unescaped."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -145,7 +152,7 @@ class Binding:
     # -- generic access (every read and write of an implementation object goes through these)
     def attribute(self, key: str) -> str:
         """The attribute holding a scenario key on an attribute object (``callId``: ``call_id``)."""
-        return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+        return _snake_case(key)
 
     def read(self, obj: Any, key: str | int) -> Any:
         """``obj``'s field or item ``key``; raises when it has none."""

@@ -23,7 +23,7 @@ from conformance.judging.model import View, refusable
 from conformance.judging.rule_sets import Selection
 from conformance.judging.rules import CHECKERS, RULES, Verdict
 from conformance.scenario.bounds import non_json
-from conformance.scenario.schema import SCHEMA_DIR, FixtureError, validate
+from conformance.scenario.schema import SCHEMA_DIR, FixtureError, scripts_remembered, validate
 from conformance.seam.adapter import (
     DEFAULT_CLOSED_FORMS,
     Adapter,
@@ -176,7 +176,12 @@ def judge(
     selected, None for all): then only the verdicts of a selected clause are kept, and
     those judging the rule as a whole (``clause`` None).
     """
-    view = View(scenario, trace, closed_forms)
+    with scripts_remembered():
+        return _judge(View(scenario, trace, closed_forms), rule_ids)
+
+
+def _judge(view: View, rule_ids: Iterable[str] | Selection | None) -> dict[str, list[Verdict]]:
+    scenario = view.scenario
     out: dict[str, list[Verdict]] = {}
     for rule_id in rule_ids if rule_ids is not None else RULES:
         check = RULES[rule_id].check

@@ -17,8 +17,7 @@ from typing import Any
 from conformance.reporting.classify import reclassified
 from conformance.reporting.expectations import ASSESSMENTS
 from conformance.reporting.verdicts import verdict_words
-from conformance.running.outcomes import Failure, Pointer, RuleOutcome, RunResult
-from conformance.seam.adapter import AdapterInfo
+from conformance.running.outcomes import Failure, RuleOutcome, RunResult
 from conformance.vocab import FAILING, NOT_RUN, Status
 
 __all__ = [
@@ -284,57 +283,7 @@ def _transport_section(transport: dict[str, Any]) -> list[str]:
 
 def result_from_json(document: dict[str, Any]) -> RunResult:
     """A RunResult back from ``report.json`` (so Markdown can be re-rendered from it)."""
-    impl = document["implementation"]
-    info = AdapterInfo(
-        name=impl["name"],
-        version=impl["version"],
-        language=impl["language"],
-        capabilities=frozenset(impl["capabilities"]),
-        missing=dict(impl.get("missing", {})),
-    )
-    rules = []
-    for rule in document["rules"]:
-        outcome = RuleOutcome(
-            rule["id"],
-            rule["title"],
-            rule["group"],
-            status=rule["status"],
-            checks=rule["checks"],
-            reason=rule.get("reason"),
-            expected=rule.get("expected"),
-        )
-        buckets = {str(kind): bucket for kind, bucket in outcome.buckets()}
-        for f in rule["failures"]:
-            buckets[f["kind"]].append(
-                Failure(
-                    f["message"],
-                    f["scenario"],
-                    f["counterexample"],
-                    f.get("category"),
-                    f.get("clause"),
-                    f.get("why"),
-                    [Pointer.from_json(p) for p in f.get("pointers", [])],
-                )
-            )
-        outcome.clauses = list(rule["clauses"]) if "clauses" in rule else None
-        outcome.promised = rule.get("promised")
-        rules.append(outcome)
-    return RunResult(
-        implementation=info,
-        profile=document["profile"],
-        seed=document["seed"],
-        rules=rules,
-        kit_errors=list(document["kitErrors"]),
-        duration_s=float(document.get("durationSeconds", 0.0)),
-        scenarios=int(document.get("scenarios", 0)),
-        notes=list(document.get("notes", [])),
-        transport=document.get("transport"),
-        protocol=document.get("protocolConformance"),
-        incomplete=bool(document.get("incomplete", False)),
-        not_run=list(document.get("notRun", [])),
-        coverage=document.get("coverage"),
-        contract=document.get("contract"),
-    )
+    return RunResult.from_json(document)
 
 
 def _finding_lines(rid: str, entry: dict[str, Any], base: str, adapter: str) -> list[str]:

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +69,32 @@ class Failure:
     #: trace (the call, the event indices); empty: none does.
     pointers: list[Pointer] = field(default_factory=list)
 
+    def to_json(self, kind: str) -> dict[str, Any]:
+        """One entry of a rule's ``failures`` in report.json, of ``kind`` (its bucket)."""
+        return {
+            "kind": kind,
+            "message": self.message,
+            "scenario": self.scenario_id,
+            "counterexample": self.counterexample,
+            **({"category": self.category} if self.category else {}),
+            **({"clause": self.clause} if self.clause else {}),
+            **({"why": self.why} if self.why else {}),
+            **({"pointers": [p.to_json() for p in self.pointers]} if self.pointers else {}),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Failure:
+        """A failure back from :meth:`to_json` (its ``kind`` is the caller's to read)."""
+        return cls(
+            data["message"],
+            data["scenario"],
+            data["counterexample"],
+            data.get("category"),
+            data.get("clause"),
+            data.get("why"),
+            [Pointer.from_json(p) for p in data.get("pointers", [])],
+        )
+
 
 @dataclass
 class RuleOutcome:
@@ -122,20 +148,7 @@ class RuleOutcome:
             )
         if self.expected is not None:
             out["expected"] = dict(self.expected)
-        out["failures"] = [
-            {
-                "kind": str(kind),
-                "message": f.message,
-                "scenario": f.scenario_id,
-                "counterexample": f.counterexample,
-                **({"category": f.category} if f.category else {}),
-                **({"clause": f.clause} if f.clause else {}),
-                **({"why": f.why} if f.why else {}),
-                **({"pointers": [p.to_json() for p in f.pointers]} if f.pointers else {}),
-            }
-            for kind, items in self.buckets()
-            for f in items
-        ]
+        out["failures"] = [f.to_json(str(kind)) for kind, items in self.buckets() for f in items]
         return out
 
 
@@ -163,6 +176,55 @@ class RunResult:
     contract: dict[str, Any] | None = None
     # --fail-fast stopped the run at the first failure it waited for (a corpus replay).
     stopped_early: bool = False
+    # ``run --shard K/N``: this run's part of a sharded run and what ``merge`` needs of it
+    # (conformance.running.shard); None: a whole run.
+    shard: dict[str, Any] | None = None
+
+    @classmethod
+    def from_json(cls, document: Mapping[str, Any]) -> RunResult:
+        """A RunResult back from ``report.json`` (:meth:`to_json`)."""
+        impl = document["implementation"]
+        info = AdapterInfo(
+            name=impl["name"],
+            version=impl["version"],
+            language=impl["language"],
+            capabilities=frozenset(impl["capabilities"]),
+            missing=dict(impl.get("missing", {})),
+        )
+        rules = []
+        for rule in document["rules"]:
+            outcome = RuleOutcome(
+                rule["id"],
+                rule["title"],
+                rule["group"],
+                status=rule["status"],
+                checks=rule["checks"],
+                reason=rule.get("reason"),
+                expected=rule.get("expected"),
+            )
+            buckets = {str(kind): bucket for kind, bucket in outcome.buckets()}
+            for f in rule["failures"]:
+                buckets[f["kind"]].append(Failure.from_json(f))
+            outcome.clauses = list(rule["clauses"]) if "clauses" in rule else None
+            outcome.promised = rule.get("promised")
+            rules.append(outcome)
+        return cls(
+            implementation=info,
+            profile=document["profile"],
+            seed=document["seed"],
+            rules=rules,
+            kit_errors=list(document["kitErrors"]),
+            duration_s=float(document.get("durationSeconds", 0.0)),
+            scenarios=int(document.get("scenarios", 0)),
+            notes=list(document.get("notes", [])),
+            transport=document.get("transport"),
+            protocol=document.get("protocolConformance"),
+            incomplete=bool(document.get("incomplete", False)),
+            not_run=list(document.get("notRun", [])),
+            coverage=document.get("coverage"),
+            contract=document.get("contract"),
+            shard=document.get("shard"),
+        )
 
     def failing(self, outcome: RuleOutcome) -> bool:
         """Whether this rule's outcome makes the run non-conformant."""
@@ -196,4 +258,5 @@ class RunResult:
             **({"protocolConformance": self.protocol} if self.protocol is not None else {}),
             "rules": [r.to_json() for r in self.rules],
             **({"coverage": self.coverage} if self.coverage is not None else {}),
+            **({"shard": self.shard} if self.shard is not None else {}),
         }

@@ -114,6 +114,7 @@ def run_parallel(
     tick: Callable[[Tick], None] | None = None,
     started: float | None = None,
     load: Callable[[str], Adapter],
+    kept: dict[int, Partial] | None = None,
 ) -> None:
     """Run ``units`` on ``jobs`` worker processes; merge their results into ``tally`` in order.
 
@@ -126,6 +127,7 @@ def run_parallel(
     ``time.monotonic()``; default: now), once as the work starts and once per
     finished unit; the merge follows the plan, so the outcome is the same as in
     one process. Interrupted, the units that finished are merged, the rest are not.
+    ``kept`` (when given) is also handed each merged unit's Partial, by its index in ``units``.
     """
     from conformance.running.progress import Ticks
 
@@ -176,6 +178,8 @@ def run_parallel(
                 logging.getLogger(name).log(level, "%s", text)
             tally.merge(results[index])
             done.add(index)
+            if kept is not None:
+                kept[index] = results[index]
 
 
 def _put(

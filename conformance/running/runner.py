@@ -34,7 +34,8 @@ from conformance.running.plan import (
     select,
 )
 from conformance.running.progress import Tick, Ticks
-from conformance.running.tally import PROFILES, StopEarly, Tally
+from conformance.running.shard import Shard, record, shard_note, unit_keys
+from conformance.running.tally import PROFILES, Partial, StopEarly, Tally
 from conformance.scenario.corpus import Corpus, CorpusWriter
 from conformance.scenario.surface import coverage
 from conformance.seam.adapter import Adapter
@@ -67,6 +68,7 @@ def run_suite(
     corpus: Corpus | None = None,
     write_corpus: Path | None = None,
     fail_fast: str | None = None,
+    shard: Shard | None = None,
 ) -> RunResult:
     """Run the selected rules' fixtures and properties against ``adapter``; one result.
 
@@ -94,6 +96,10 @@ def run_suite(
     ``progress`` that has a callable ``tick`` attribute is told them (so a
     command's progress printer gets the counts through any caller of run_suite).
 
+    ``shard`` runs only that shard's units, one fixture or property to a unit (see
+    :mod:`conformance.running.shard`), and records in the result's ``shard`` what
+    ``merge`` needs to make the whole run's result of the N shards' reports.
+
     A KeyboardInterrupt (see :func:`interruptible`) ends the run early: the
     result is marked ``incomplete`` and ``not_run`` names the rules some of
     whose sources never ran.
@@ -112,11 +118,19 @@ def run_suite(
     parallel = (
         jobs > 1 and fail_fast is None and load is not None and parallel_spec(adapter, adapter_spec)
     )
-    per_unit = FIXTURES_PER_UNIT if parallel else 1
+    if shard is not None and (fail_fast is not None or write_corpus is not None):
+        raise ValueError("a sharded run neither stops early nor writes a corpus")
+    per_unit = FIXTURES_PER_UNIT if parallel and shard is None else 1
     if corpus is not None:
         units = corpus_units(corpus, rule_ids, CORPUS_PER_UNIT)
     else:
         units = plan(rule_ids, per_unit, tally.info.capabilities)
+    keys = unit_keys(units)
+    owned = list(range(len(units)))  # each unit's index in the whole plan
+    if shard is not None:
+        owned = [i for i, key in enumerate(keys) if shard.owns(key)]
+        units = [units[i] for i in owned]
+    parts: dict[int, Partial] | None = {} if shard is not None else None
     done: set[int] = set()
     ran_jobs = min(jobs, len(units)) if parallel else 1
     stopped: list[bool] = []
@@ -140,6 +154,12 @@ def run_suite(
             jobs=ran_jobs,
             contract=contract.summary() if contract is not None else None,
             stopped_early=bool(stopped),
+            notes=[shard_note(shard)] if shard is not None else [],
+            shard=(
+                record(shard, keys, parts, adapter_spec, tally)
+                if shard is not None and parts is not None
+                else None
+            ),
         )
 
     _Current.result = result
@@ -158,13 +178,22 @@ def run_suite(
                 tick=tick,
                 started=started,
                 load=load,
+                kept=parts,
             )
+            if parts is not None:  # by index in the whole plan
+                parts = {owned[i]: part for i, part in parts.items()}
         else:
             ticks = Ticks(units, rule_ids, tick, started)
             ticks.start()
             for index, unit in enumerate(units):
                 progress(unit.label)
-                tally.run_unit(unit, profile, seed)
+                if parts is None:
+                    tally.run_unit(unit, profile, seed)
+                else:  # what the unit found alone, as a worker hands it back
+                    alone = Tally(tally.selection, adapter, report_dir, tally.info, contract)
+                    alone.run_unit(unit, profile, seed)
+                    parts[owned[index]] = part = alone.partial()
+                    tally.merge(part)
                 done.add(index)
                 ticks.done(index, tally.scenarios)
     except KeyboardInterrupt:

@@ -8,7 +8,9 @@ predicate.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -31,6 +33,7 @@ __all__ = [
     "mutates_registry",
     "schema",
     "scripts_of",
+    "scripts_remembered",
     "validate",
 ]
 
@@ -144,8 +147,34 @@ def listener_lifecycle(scenario: Mapping[str, Any]) -> int | None:
     return None
 
 
+_SCRIPTS: ContextVar[dict[int, tuple[Mapping[str, Any], list[list[Mapping[str, Any]]]]] | None] = (
+    ContextVar("scripts_of", default=None)
+)
+
+
+@contextmanager
+def scripts_remembered() -> Iterator[None]:
+    """Within: :func:`scripts_of` collects a scenario's scripts once (the judge asks it of
+    one unchanging scenario a dozen times); its callers only read what it returns."""
+    token = _SCRIPTS.set({})
+    try:
+        yield
+    finally:
+        _SCRIPTS.reset(token)
+
+
 def scripts_of(scenario: Mapping[str, Any]) -> list[list[Mapping[str, Any]]]:
     """Every script of a scenario: listeners', tools' and the approval service's."""
+    remembered = _SCRIPTS.get()
+    if remembered is None:
+        return _scripts_of(scenario)
+    known = remembered.get(id(scenario))
+    if known is None or known[0] is not scenario:
+        known = remembered[id(scenario)] = (scenario, _scripts_of(scenario))
+    return known[1]
+
+
+def _scripts_of(scenario: Mapping[str, Any]) -> list[list[Mapping[str, Any]]]:
     scripts = [list(entry["steps"]) for entry in listeners_of(scenario)]
     scripts += [list(t.get(k, [])) for t in scenario.get("tools", []) for k in TOOL_SCRIPT_KEYS]
     approval = scenario.get("approval")

@@ -25,6 +25,7 @@ __all__ = [
     "masked",
     "project",
     "same_json",
+    "schema_usable",
     "valid_against",
 ]
 
@@ -66,6 +67,29 @@ def _validates(schema: JSON, value: JSON) -> bool | None:
 def _validator(canonical: str) -> Draft202012Validator:
     """A validator per distinct schema (by its canonical JSON): predicates ask about few."""
     return Draft202012Validator(json.loads(canonical))
+
+
+def schema_usable(schema: JSON) -> bool:
+    """Is ``schema`` a valid draft 2020-12 JSON Schema (``check_schema``)?"""
+    try:
+        canonical = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):  # not JSON: checked as it is, nothing to cache by
+        return _checks(schema)
+    return _usable(canonical)
+
+
+@functools.lru_cache(maxsize=512)
+def _usable(canonical: str) -> bool:
+    """:func:`schema_usable` per distinct schema (checking one walks the metaschema)."""
+    return _checks(json.loads(canonical))
+
+
+def _checks(schema: JSON) -> bool:
+    try:
+        Draft202012Validator.check_schema(schema)
+    except Exception:
+        return False
+    return True
 
 
 def valid_against(schema: JSON, value: JSON) -> bool:

@@ -20,6 +20,7 @@ from conformance.judging.rules._facts import (
     mutates_registry,
     resolve,
 )
+from conformance.judging.rules._json import schema_usable
 from conformance.scenario import strategies as s
 from conformance.vocab import NOT_CALLABLE, RUN_CODE, ErrorCode
 
@@ -342,9 +343,10 @@ def clearly_valid(spec: Mapping[str, Any]) -> bool:
     ):
         return False
     try:
-        Draft202012Validator.check_schema(spec.get("parameters", {"type": "object"}))
-        Draft202012Validator.check_schema(spec["output"]["schema"])
+        output = spec["output"]["schema"]
     except Exception:
+        return False
+    if not (schema_usable(spec.get("parameters", {"type": "object"})) and schema_usable(output)):
         return False
     return not any(
         k in spec.get("extra", {})
@@ -376,6 +378,14 @@ class Walk:
 
 
 def walk(view: View) -> Walk | None:
+    """The lifecycle of :func:`_walk`, replayed once per view (four DEF predicates ask)."""
+    if "def.walk" not in view.memo:
+        view.memo["def.walk"] = _walk(view)
+    found: Walk | None = view.memo["def.walk"]
+    return found
+
+
+def _walk(view: View) -> Walk | None:
     if mutates_registry(view.scenario):  # scripts change the registry mid-call: no replay
         return None
     specs = {t.get("key", t["name"]): t for t in view.tool_specs}
