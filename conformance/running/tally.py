@@ -330,7 +330,7 @@ class Tally:
         return stages_of(rule_id) - self.info.capabilities
 
     def run_property(self, rule_id: str, focus: Focus, profile: str, seed: int | None) -> None:
-        missing = (focus.needs | stages_of(rule_id)) - self.info.capabilities
+        missing = focus.needs - self.info.capabilities
         if missing:
             self.skip(rule_id, self.capability_reason(missing), overwrite=True)
             return
