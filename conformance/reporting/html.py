@@ -50,17 +50,17 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import quote
 
 from conformance.reporting import timeline as tl
+from conformance.reporting.cases import CaseFiles, load_cases
+from conformance.reporting.cases import link as _href
+from conformance.reporting.cases import named as named_cases
 from conformance.reporting.compare import KIND_ORDER, KIND_TEXT, Cell, Comparison
 from conformance.reporting.expectations import ASSESSMENTS
 from conformance.reporting.timeline import STAGE_ORDER
@@ -190,12 +190,6 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _href(target: str | Path, base: Path) -> str:
-    """A relative, percent-encoded link from ``base`` (a directory) to ``target``."""
-    relative = Path(os.path.relpath(Path(target).resolve(), base.resolve())).as_posix()
-    return quote(relative)
-
-
 def page(title: str, body: list[str], css: str = "") -> str:
     """A whole self-contained page: ``body`` (HTML, escaped by the caller) under the page's
     Content-Security-Policy (no network, the one inline script allowed by its hash), with
@@ -231,62 +225,6 @@ def _page(title: str, body: list[str], css: str = "") -> str:
 
 
 # ----------------------------------------------------------------- case files
-
-
-@dataclass
-class CaseFiles:
-    """The counterexamples a report points at: loaded, linked, or missing."""
-
-    cases: dict[str, dict[str, Any]] = field(default_factory=dict)  # path as written -> case
-    links: dict[str, str] = field(default_factory=dict)  # path as written -> href from the page
-    missing: dict[str, str] = field(default_factory=dict)  # path as written -> why not loaded
-
-
-def _referenced(document: Mapping[str, Any], expected: Mapping[str, Any]) -> list[str]:
-    paths: list[str] = []
-    for rule in _list(document.get("rules")):
-        for failure in _list(_dict(rule).get("failures")):
-            case = _dict(failure).get("counterexample")
-            if isinstance(case, str) and case and case not in paths:
-                paths.append(case)
-    for entry in expected.values():
-        case = _dict(entry).get("counterexample")
-        if isinstance(case, str) and case and case not in paths:
-            paths.append(case)
-    return paths
-
-
-def load_cases(
-    document: Mapping[str, Any],
-    expect: Mapping[str, Any] | None,
-    bases: Sequence[Path],
-    page_dir: Path,
-) -> CaseFiles:
-    """Load every counterexample the report (and the expect file) points at.
-
-    A path is tried as written (relative to the cwd), then relative to each of ``bases``
-    (the report's directory, the expect file's); links are relative to ``page_dir``.
-    Missing or unreadable files are listed in ``missing``, never an error.
-    """
-    found = CaseFiles()
-    expected = _dict((expect or {}).get("expected"))
-    for written in _referenced(document, expected):
-        candidates = [Path(written)] + [base / written for base in bases]
-        path = next((p for p in candidates if p.is_file()), None)
-        if path is None:
-            found.missing[written] = "not found"
-            continue
-        try:
-            case = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
-            found.missing[written] = f"unreadable: {type(e).__name__}"
-            continue
-        if not isinstance(case, dict):
-            found.missing[written] = "not a counterexample (not a JSON object)"
-            continue
-        found.cases[written] = case
-        found.links[written] = _href(path, page_dir)
-    return found
 
 
 # ------------------------------------------------------------------- findings
@@ -783,7 +721,7 @@ def report_html(
     profile = str(document.get("profile", ""))
     rules = _rules_of(document)
     expected = _dict(expect.get("expected")) if expect is not None else None
-    for path in _referenced(document, expected or {}):
+    for path in named_cases(document, expect):
         if path not in files.cases and path not in files.missing:
             files.missing[path] = "not found"
 

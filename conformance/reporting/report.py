@@ -489,7 +489,8 @@ def write_reports(
 ) -> list[Path]:
     """Write report.json, report.md, junit.xml and report.html into ``directory``; return
     their paths (in that order)."""
-    from conformance.reporting.html import load_cases, report_html
+    from conformance.reporting.cases import load_cases
+    from conformance.reporting.html import report_html
 
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
@@ -504,10 +505,9 @@ def write_reports(
         from conformance.reporting.expectations import load_expectations
 
         expect = load_expectations(expect_file).to_json()
-    # counterexample paths are relative to the cwd (the runner's), the report's directory
-    # or the expect file's
-    bases = [out, *([Path(expect_file).parent] if expect_file else [])]
-    files = load_cases(document, expect, bases, out)
+    # the report's case paths are relative to its directory, the expect file's to its own
+    expect_dir = Path(expect_file).parent if expect_file else None
+    files = load_cases(document, expect, out, expect_dir, out)
     page = report_html(document, expect, files.cases, links=files.links, missing=files.missing)
     paths[3].write_text(page, encoding="utf-8")
     return paths

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance._version import __version__
@@ -163,6 +164,15 @@ class RunResult:
     contract: dict[str, Any] | None = None
     # --fail-fast stopped the run at the first failure it waited for (a corpus replay).
     stopped_early: bool = False
+    # Where the run wrote its counterexamples (None: nowhere): a failure's counterexample
+    # is a path relative to it (never serialized: report.json sits in that directory).
+    report_dir: Path | None = None
+
+    def case_file(self, failure: Failure) -> Path | None:
+        """The file of ``failure``'s counterexample (None: it has none, or none was written)."""
+        if failure.counterexample is None or self.report_dir is None:
+            return None
+        return self.report_dir / failure.counterexample
 
     def failing(self, outcome: RuleOutcome) -> bool:
         """Whether this rule's outcome makes the run non-conformant."""

@@ -140,6 +140,7 @@ def run_suite(
             jobs=ran_jobs,
             contract=contract.summary() if contract is not None else None,
             stopped_early=bool(stopped),
+            report_dir=report_dir,
         )
 
     _Current.result = result
