@@ -752,14 +752,17 @@ def _render(args: argparse.Namespace, out: TextIO) -> int:
     if args.html:
         return _render_html(args, document, out)
     result = result_from_json(document)
+    result.report_dir = Path(args.report).parent  # its case paths are relative to it
     findings: list[str] = []
+    expect = None
     if args.expect:
         expectations = load_expectations(args.expect)
+        expect = expectations.to_json()
         # counterexample paths are relative to the expect file; show them from the output's dir
         where = Path(args.output).parent if args.output else Path.cwd()
         base = os.path.relpath(Path(args.expect).parent, where)
         findings = findings_markdown(expectations.expected, "" if base == "." else base + "/")
-    text = report_markdown(result, document.get("expectFile"), findings)
+    text = report_markdown(result, document.get("expectFile"), findings, expect=expect)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:

@@ -190,7 +190,9 @@ def publish(
     notes_path = out / "NOTES.md"  # written by people (the adapter's mapping): kept verbatim
     notes = [notes_path.read_text(encoding="utf-8").rstrip(), ""] if notes_path.exists() else []
     findings = notes + intro + findings_markdown(expectations.expected, adapter=spec)
-    (out / "README.md").write_text(report_markdown(result, "expect.json", findings))
+    result.report_dir = out  # its cases are the published ones now, relative to out
+    markdown = report_markdown(result, "expect.json", findings, expect=expectations.to_json())
+    (out / "README.md").write_text(markdown)
     write_page(out)
     return expectations, result.conformant
 
