@@ -135,11 +135,11 @@ class RuleRun:
             for kind, bucket in outcome.buckets():
                 for failure in bucket:
                     lines.append(f"  {kind} on {failure.scenario_id}: {failure.message}")
-                    if failure.counterexample:
-                        lines.append(f"    counterexample: {failure.counterexample}")
+                    case = result.case_file(failure)
+                    if case is not None:
+                        lines.append(f"    counterexample: {case}")
                         lines.append(
-                            "    replay: toolreg-conformance replay "
-                            f"{failure.counterexample} --adapter ADAPTER"
+                            f"    replay: toolreg-conformance replay {case} --adapter ADAPTER"
                         )
             if outcome.status == Status.NOT_EXERCISED:
                 lines.append(f"  {outcome.reason}")

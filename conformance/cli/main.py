@@ -514,7 +514,7 @@ def _finish_run(
     for o in listed:
         failures = o.problems()
         why = failures[0].message if failures and o.status != Status.UNEXPECTED_PASS else o.reason
-        path = next((f.counterexample for f in failures if f.counterexample), None)
+        path = next((result.case_file(f) for f in failures if f.counterexample), None)
         status = f"{o.status} (not a defect)" if o.status == Status.DIFFERENCE else o.status
         line = f"{o.id}  {status}  {why or ''}"
         print(line + (f"  [{path}]" if path else ""), file=out)
@@ -564,6 +564,7 @@ def load_case(path: str) -> tuple[Mapping[str, Any], str | None, list[str]]:
             validate(document["scenario"], "scenario", path)
         except FixtureError as e:
             raise _prefixed(e, path, "$.scenario") from None
+        validate(document, "case", path)  # the rest of the case format (case.schema.json)
         required = document.get("required") or []
         return document["scenario"], rule, [str(r) for r in required]
     validate(document, "scenario", path)
@@ -812,14 +813,17 @@ def _render(args: argparse.Namespace, out: TextIO) -> int:
     if args.html:
         return _render_html(args, document, out)
     result = result_from_json(document)
+    result.report_dir = Path(args.report).parent  # its case paths are relative to it
     findings: list[str] = []
+    expect = None
     if args.expect:
         expectations = load_expectations(args.expect)
+        expect = expectations.to_json()
         # counterexample paths are relative to the expect file; show them from the output's dir
         where = Path(args.output).parent if args.output else Path.cwd()
         base = os.path.relpath(Path(args.expect).parent, where)
         findings = findings_markdown(expectations.expected, "" if base == "." else base + "/")
-    text = report_markdown(result, document.get("expectFile"), findings)
+    text = report_markdown(result, document.get("expectFile"), findings, expect=expect)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
@@ -828,14 +832,15 @@ def _render(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _render_html(args: argparse.Namespace, document: dict[str, Any], out: TextIO) -> int:
+    from conformance.reporting.cases import load_cases
     from conformance.reporting.expectations import load_expectations
-    from conformance.reporting.html import load_cases, report_html
+    from conformance.reporting.html import report_html
 
     expect = load_expectations(args.expect).to_json() if args.expect else None
-    # case paths are relative to the cwd, the report's directory or the expect file's
-    bases = [Path(args.report).parent, *([Path(args.expect).parent] if args.expect else [])]
+    # the report's case paths are relative to its directory, the expect file's to its own
+    expect_dir = Path(args.expect).parent if args.expect else None
     page_dir = Path(args.output).parent if args.output else Path.cwd()
-    files = load_cases(document, expect, bases, page_dir)
+    files = load_cases(document, expect, Path(args.report).parent, expect_dir, page_dir)
     page = report_html(document, expect, files.cases, links=files.links, missing=files.missing)
     if args.output:
         Path(args.output).write_text(page, encoding="utf-8")

@@ -11,7 +11,8 @@ Mode... -- that a framework may simply not have, or do otherwise on purpose: tho
 are listed in :data:`EXCLUDED` with the reason, and the clauses of a portable rule that
 encode one design in :data:`EXCLUDED_CLAUSES` (a portable rule judged on some clauses only
 is in :data:`PORTABLE_CLAUSES`). The README quotes the table. Rules of a stage an adapter
-lacks are not-applicable anyway (its capabilities).
+lacks are not-applicable anyway (its capabilities; which rules are about which stage is the
+stage table's ``rules`` column, :func:`conformance.scenario.stages.stages_of`).
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from conformance.scenario.stages import stages_of
+
 __all__ = [
     "EXCLUDED",
     "EXCLUDED_CLAUSES",
     "PORTABLE",
     "PORTABLE_CLAUSES",
     "RULE_SETS",
-    "STAGES_OF",
     "Selection",
     "stages_of",
 ]
@@ -154,29 +156,3 @@ EXCLUDED: Final[Mapping[str, str]] = {
 RULE_SETS: Final[Mapping[str, Selection]] = {
     "portable": {rid: PORTABLE_CLAUSES.get(rid) for rid in PORTABLE},
 }
-
-
-#: The stages (adapter capabilities) a rule is *about*, by rule or by group: an adapter
-#: without one of them is never judged on that rule (not-applicable, with its reason),
-#: however many of the rule's premises a stage-less scenario happens to meet.
-STAGES_OF: Final[Mapping[str, frozenset[str]]] = {
-    "PRE": frozenset({"pre-execute"}),
-    "PRE-4": frozenset({"pre-execute", "approval"}),
-    "PRE-5": frozenset({"pre-execute", "approval"}),
-    "PIPE-5": frozenset({"pre-execute", "approval"}),
-    "PIPE-7": frozenset({"pre-execute", "approval"}),
-    "GUARD": frozenset({"guards"}),
-    "EXEC": frozenset({"wrappers"}),
-    "EXEC-5": frozenset({"wrappers", "timeout-policy"}),
-    "POST": frozenset({"post-execute"}),
-    "FIN": frozenset({"finalizer"}),
-    "RES-1": frozenset({"observers"}),
-    "RES-2": frozenset({"observers"}),
-    "CODE": frozenset({"code-mode"}),
-}
-
-
-def stages_of(rule_id: str) -> frozenset[str]:
-    """The stages rule ``rule_id`` is about (its own entry, else its group's)."""
-    found = STAGES_OF.get(rule_id)
-    return found if found is not None else STAGES_OF.get(rule_id.split("-")[0], frozenset())

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from conformance.judging.contract import Contract
+from conformance.scenario.cases import case_path
 from conformance.scenario.schema import FixtureError, load_json
 from conformance.vocab import FAILING, NOT_RUN, Status
 
@@ -235,7 +236,7 @@ def _column(argument: str, contracts: Sequence[Contract] = ()) -> Column:
         cells[rule_id] = Cell(
             verdict,
             categories,
-            str(path.parent / case) if case else None,
+            str(case_path(path.parent, case)) if case else None,
             rule.get("reason"),
         )
         titles[rule_id] = rule["title"]

@@ -53,6 +53,7 @@ from conformance.reporting.report import findings_markdown, report_json, report_
 from conformance.running.outcomes import RuleOutcome
 from conformance.running.progress import Tick
 from conformance.running.runner import run_suite
+from conformance.scenario.cases import read_case
 from conformance.seam.adapter import Adapter
 from conformance.vocab import FAILING, Status
 
@@ -61,14 +62,14 @@ PUBLISHED = (*FAILING, Status.DIFFERENCE)  # the statuses whose case is publishe
 __all__ = ["publish"]
 
 
-def _best_case(outcome: RuleOutcome) -> str | None:
+def _best_case(outcome: RuleOutcome, scratch: Path) -> str | None:
     """The counterexample to publish for a failing rule: the rule's own fixture first, then
     a fixture that lists the rule, then any fixture, then a generated (shrunk) scenario."""
     bucket = {str(kind): found for kind, found in outcome.buckets()}
     found = [f for f in bucket.get(outcome.status, []) if f.counterexample]
 
     def written_for(path: str) -> bool:
-        case = json.loads(Path(path).read_text(encoding="utf-8"))
+        case = read_case(scratch / path)
         return outcome.id in (case.get("scenario") or {}).get("rules", [])
 
     found.sort(
@@ -140,10 +141,10 @@ def publish(
         chosen: dict[str, str] = {}  # rule -> published case
         sources: dict[str, str] = {}  # rule -> the scratch counterexample it came from
         for outcome in result.rules:
-            source = _best_case(outcome)
+            source = _best_case(outcome, Path(scratch))
             if source is not None and outcome.status in PUBLISHED:
                 target = cases / f"{outcome.id}.json"
-                case = json.loads(Path(source).read_text(encoding="utf-8"))
+                case = read_case(Path(scratch) / source)
                 target.write_text(json.dumps(case, indent=2, sort_keys=True) + "\n")
                 chosen[outcome.id] = f"cases/{outcome.id}.json"
                 sources[outcome.id] = source
@@ -189,7 +190,9 @@ def publish(
     notes_path = out / "NOTES.md"  # written by people (the adapter's mapping): kept verbatim
     notes = [notes_path.read_text(encoding="utf-8").rstrip(), ""] if notes_path.exists() else []
     findings = notes + intro + findings_markdown(expectations.expected, adapter=spec)
-    (out / "README.md").write_text(report_markdown(result, "expect.json", findings))
+    result.report_dir = out  # its cases are the published ones now, relative to out
+    markdown = report_markdown(result, "expect.json", findings, expect=expectations.to_json())
+    (out / "README.md").write_text(markdown)
     write_page(out)
     return expectations, result.conformant
 
@@ -204,13 +207,14 @@ def _shown(path: Path, directory: Path) -> str:
 
 def write_page(directory: Path) -> Path:
     """``DIR/report.html`` from a published directory's report.json, expect.json and cases."""
-    from conformance.reporting.html import load_cases, report_html
+    from conformance.reporting.cases import load_cases
+    from conformance.reporting.html import report_html
     from conformance.scenario.schema import load_json
 
     document = load_json(directory / "report.json", "report")
     expect_path = directory / "expect.json"
     expect = load_expectations(str(expect_path)).to_json() if expect_path.exists() else None
-    files = load_cases(document, expect, [directory], directory)
+    files = load_cases(document, expect, directory, directory, directory)
     page = report_html(document, expect, files.cases, links=files.links, missing=files.missing)
     (directory / "report.html").write_text(page, encoding="utf-8")
     return directory / "report.html"

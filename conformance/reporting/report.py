@@ -16,6 +16,7 @@ from typing import Any
 
 from conformance.reporting.classify import reclassified
 from conformance.reporting.expectations import ASSESSMENTS
+from conformance.reporting.findings import rules_of, sections
 from conformance.reporting.verdicts import verdict_words
 from conformance.running.outcomes import Failure, RuleOutcome, RunResult
 from conformance.vocab import FAILING, NOT_RUN, Status
@@ -137,9 +138,14 @@ def _cell(text: Any) -> str:
 
 
 def report_markdown(
-    result: RunResult, expect_file: str | None = None, findings: Iterable[str] = ()
+    result: RunResult,
+    expect_file: str | None = None,
+    findings: Iterable[str] = (),
+    expect: Mapping[str, Any] | None = None,
 ) -> str:
-    """The Markdown report; ``findings`` (lines) go right after the summary table."""
+    """The Markdown report; ``findings`` (lines) go right after the summary table, then the
+    failing rules grouped by root cause (:func:`root_causes_markdown`, with ``expect``, an
+    expect file's document, as the HTML page groups them)."""
     info = result.implementation
     lines = [
         f"# Conformance report: {info.name} {info.version}",
@@ -167,6 +173,7 @@ def report_markdown(
     lines += [f"| {g} | {p} | {f} | {d} | {o} |" for g, p, f, d, o in group_counts(result)]
     lines.append("")
     lines += findings
+    lines += root_causes_markdown(result, expect)
     for group, outcomes in groups(result).items():
         lines += [
             f"## {group}",
@@ -215,6 +222,40 @@ def report_markdown(
             "",
         ]
     return "\n".join(lines)
+
+
+def root_causes_markdown(result: RunResult, expect: Mapping[str, Any] | None = None) -> list[str]:
+    """The failing rules grouped by root cause, as the HTML page's cards group them (the one
+    grouping, :mod:`conformance.reporting.findings`): the defects, then the differences,
+    each a line naming its rules, its scenarios and its counterexamples. The cases are read
+    from the run's report directory (none without one: then only the same counterexample
+    file or the same written evidence joins rules)."""
+    from conformance.reporting.cases import load_cases
+
+    document = result.to_json()
+    base = result.report_dir
+    cases = {} if base is None else load_cases(document, expect, base, None, base).cases
+    written = (expect or {}).get("expected")
+    found, differing, _ = sections(rules_of(document), written or {}, cases)
+    lines: list[str] = []
+    for heading, group in (("Defects", found), ("Differences", differing)):
+        if not group:
+            continue
+        lines += [f"## {heading} by root cause", ""]
+        for number, finding in enumerate(group, 1):
+            ids = " + ".join(str(rule.get("id")) for rule in finding.rules)
+            scenarios = sorted(
+                {
+                    str((cases[p].get("scenario") or {}).get("id"))
+                    for p in finding.paths
+                    if p in cases
+                }
+            )
+            where = "".join(f", scenario `{s}`" for s in scenarios)
+            files = "".join(f", counterexample `{p}`" for p in finding.paths)
+            lines.append(f"{number}. **{ids}**{where}{files}")
+        lines.append("")
+    return lines
 
 
 _WRITES = ("assign", "delete", "add", "append", "splice", "replace")
@@ -438,25 +479,25 @@ def write_reports(
 ) -> list[Path]:
     """Write report.json, report.md, junit.xml and report.html into ``directory``; return
     their paths (in that order)."""
-    from conformance.reporting.html import load_cases, report_html
+    from conformance.reporting.cases import load_cases
+    from conformance.reporting.html import report_html
 
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "report.json", out / "report.md", out / "junit.xml", out / "report.html"]
     document = report_json(result, expect_file)
     paths[0].write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    paths[1].write_text(report_markdown(result, expect_file), encoding="utf-8")
-    report_junit(result).write(paths[2], encoding="utf-8", xml_declaration=True)
     # the findings' written assessments, when the run was gated by an expect file
     expect = None
     if expect_file is not None and Path(expect_file).is_file():
         from conformance.reporting.expectations import load_expectations
 
         expect = load_expectations(expect_file).to_json()
-    # counterexample paths are relative to the cwd (the runner's), the report's directory
-    # or the expect file's
-    bases = [out, *([Path(expect_file).parent] if expect_file else [])]
-    files = load_cases(document, expect, bases, out)
+    paths[1].write_text(report_markdown(result, expect_file, expect=expect), encoding="utf-8")
+    report_junit(result).write(paths[2], encoding="utf-8", xml_declaration=True)
+    # the report's case paths are relative to its directory, the expect file's to its own
+    expect_dir = Path(expect_file).parent if expect_file else None
+    files = load_cases(document, expect, out, expect_dir, out)
     page = report_html(document, expect, files.cases, links=files.links, missing=files.missing)
     paths[3].write_text(page, encoding="utf-8")
     return paths

@@ -47,8 +47,9 @@ from urllib.parse import quote
 
 from conformance.judging.rules import RULES
 from conformance.reporting import timeline as tl
+from conformance.reporting.cases import load_cases
 from conformance.reporting.html import escape_text as _e
-from conformance.reporting.html import finding_anchors, legend, load_cases, page, timeline_html
+from conformance.reporting.html import finding_anchors, legend, page, timeline_html
 from conformance.reporting.teach import (
     Lesson,
     SpecSection,
@@ -60,7 +61,7 @@ from conformance.reporting.teach import (
     story,
 )
 from conformance.running.tally import counterexample
-from conformance.scenario.bounds import counterexample_text
+from conformance.scenario.cases import case_text
 from conformance.seam.adapter import Adapter
 
 __all__ = ["Published", "build_site", "main", "published", "rule_page"]
@@ -172,7 +173,7 @@ def published(root: Path) -> list[Published]:
         document = json.loads(path.read_text(encoding="utf-8"))
         expect_path = directory / "expect.json"
         expect = load_expectations(str(expect_path)).to_json() if expect_path.exists() else None
-        files = load_cases(document, expect, [directory], directory)
+        files = load_cases(document, expect, directory, directory, directory)
         where = directory.relative_to(root).as_posix()
         anchors = finding_anchors(document, expect, files.cases)
         out.append(Published(directory, column.label, where, column.cells, anchors))
@@ -510,7 +511,8 @@ def build_site(
         )
         written.append(_write(out_dir / f"{rid}.html", text))
         for name, case in cases.items():
-            written.append(_write(out_dir / rid / name, counterexample_text(case)))
+            path = out_dir / rid / name
+            written.append(_write(path, case_text(case, str(path))))
     written.append(
         _write(
             out_dir / "index.html",

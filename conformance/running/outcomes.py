@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance._version import __version__
@@ -179,6 +180,9 @@ class RunResult:
     # ``run --shard K/N``: this run's part of a sharded run and what ``merge`` needs of it
     # (conformance.running.shard); None: a whole run.
     shard: dict[str, Any] | None = None
+    # Where the run wrote its counterexamples (None: nowhere): a failure's counterexample
+    # is a path relative to it (never serialized: report.json sits in that directory).
+    report_dir: Path | None = None
 
     @classmethod
     def from_json(cls, document: Mapping[str, Any]) -> RunResult:
@@ -225,6 +229,14 @@ class RunResult:
             contract=document.get("contract"),
             shard=document.get("shard"),
         )
+
+    def case_file(self, failure: Failure) -> Path | None:
+        """The file of ``failure``'s counterexample (None: it has none, or none was written)."""
+        if failure.counterexample is None:
+            return None
+        if Path(failure.counterexample).is_absolute():
+            return Path(failure.counterexample)
+        return None if self.report_dir is None else self.report_dir / failure.counterexample
 
     def failing(self, outcome: RuleOutcome) -> bool:
         """Whether this rule's outcome makes the run non-conformant."""

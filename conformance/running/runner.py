@@ -160,6 +160,7 @@ def run_suite(
                 if shard is not None and parts is not None
                 else None
             ),
+            report_dir=report_dir,
         )
 
     _Current.result = result

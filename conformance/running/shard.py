@@ -269,9 +269,11 @@ def adopt_counterexamples(
     rule and its scenario's digest, the same in every run): the case is looked up there,
     then at the path as recorded. With a ``report_dir`` it is copied to
     ``report_dir/counterexamples/``, as the unsharded run with that ``--report`` would have
-    written it, and the failure points there; without one, at the file found.
+    written it, and the failure points there, relative to it (as a run's own failures do:
+    ``result.report_dir`` is set); without one, at the file found, as an absolute path.
     """
     missing: list[str] = []
+    result.report_dir = report_dir
     for outcome in result.rules:
         for failure in outcome.problems():
             given = failure.counterexample
@@ -284,11 +286,11 @@ def adopt_counterexamples(
                 missing.append(given)
                 continue
             if report_dir is None:
-                failure.counterexample = str(found)
+                failure.counterexample = str(found.resolve())
                 continue
             target = report_dir / "counterexamples" / name
             target.parent.mkdir(parents=True, exist_ok=True)
             if not (target.exists() and target.samefile(found)):
                 shutil.copyfile(found, target)
-            failure.counterexample = str(target)
+            failure.counterexample = str(Path("counterexamples") / name)
     return list(dict.fromkeys(missing))

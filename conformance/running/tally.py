@@ -29,7 +29,8 @@ from conformance.judging.rules import FOCUS, RULES, Focus, Verdict
 from conformance.running.interrupt import interrupted
 from conformance.running.outcomes import Failure, RuleOutcome, pointers
 from conformance.running.plan import Unit
-from conformance.scenario.bounds import counterexample_text
+from conformance.scenario.cases import CASES_DIR, case_text
+from conformance.scenario.schema import FixtureError
 from conformance.scenario.surface import attempted
 from conformance.seam.adapter import Adapter, AdapterInfo, requirements, trim
 from conformance.vocab import Status
@@ -271,7 +272,9 @@ class Tally:
         required: list[str],
         verdicts: Sequence[Verdict] = (),
     ) -> str | None:
-        """Write a self-contained, replayable counterexample; return its path.
+        """Write a self-contained, replayable counterexample (checked against the case
+        schema); return its path relative to the report directory, the one base a report's
+        case paths have (see :mod:`conformance.scenario.cases`).
 
         ``verdicts`` (the violations ``required`` says, in its order) add the case's
         ``pointers`` when any of them points at the trace: one per message.
@@ -283,10 +286,15 @@ class Tally:
         if chosen is not None:  # judged on some clauses only: a replay judges the same
             case["clauses"] = [c for c in RULES[rule_id].clauses if c in chosen]
         digest = hashlib.sha256(json.dumps(scenario, sort_keys=True).encode()).hexdigest()[:10]
-        path = self.report_dir / "counterexamples" / f"{rule_id}-{digest}.json"
+        written = f"{CASES_DIR}/{rule_id}-{digest}.json"
+        path = self.report_dir / written
+        try:
+            text = case_text(case, str(path))  # non-JSON parts: by repr
+        except FixtureError as e:
+            raise KitError(f"a counterexample breaks case.schema.json: {e}") from None
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(counterexample_text(case), encoding="utf-8")  # non-JSON: by repr
-        return str(path)
+        path.write_text(text, encoding="utf-8")
+        return written
 
     # -------------------------------------------------------------- sources
 
@@ -330,7 +338,7 @@ class Tally:
         return stages_of(rule_id) - self.info.capabilities
 
     def run_property(self, rule_id: str, focus: Focus, profile: str, seed: int | None) -> None:
-        missing = (focus.needs | stages_of(rule_id)) - self.info.capabilities
+        missing = focus.needs - self.info.capabilities
         if missing:
             self.skip(rule_id, self.capability_reason(missing), overwrite=True)
             return

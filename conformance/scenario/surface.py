@@ -1,7 +1,8 @@
 """The attack surface of a tool registry, as data: which writes can be attempted where.
 
-``fixtures/schema/attack-surface.json`` lists, for every stage and callback, the
-objects its callable is handed and every write a buggy or hostile callback can
+``fixtures/schema/attack-surface.json`` lists the objects a stage's callable can be
+handed (which ones each stage is handed is the stage table's ``handed`` column,
+:mod:`conformance.scenario.stages`) and every write a buggy or hostile callback can
 attempt on each, with the rules of SPEC.md each write threatens. A *cell* is one
 (stage, object, write); its id is stable (``pre-execute/execution.arguments/assign``)
 so that strategies can aim at it and a report can count it. :func:`cells` lists
@@ -27,6 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
+from conformance.scenario import stages
 from conformance.scenario.steps import MUTATION_OPS, MUTATION_TARGETS, STAGES
 
 __all__ = [
@@ -113,23 +115,30 @@ class Surface:
 
 
 def load_surface(path: Path = SURFACE_PATH) -> Surface:
-    """Every cell and gap of a table, checked against the step language it relies on."""
+    """Every cell and gap of a table, checked against the step language it relies on.
+
+    The stages, what each is handed and the capabilities it needs are the stage table's
+    (:mod:`conformance.scenario.stages`); this table says what each object is and which
+    writes can be attempted on it.
+    """
     document = json.loads(path.read_text(encoding="utf-8"))
     objects: Mapping[str, Any] = document["objects"]
+    table = {row.stage: row for row in stages.rows()}
     out: list[Cell] = []
     found: list[Gap] = []
-    for stage, entry in document["stages"].items():
-        if not entry["handed"]:
-            found.append(Gap(stage, entry["callable"], entry["gap"]))
+    for stage, row in table.items():
+        if row.handed is None:
+            continue  # a stage the attack surface does not model
+        if not row.handed:
+            found.append(Gap(stage, row.callable, row.gap or ""))
             continue
-        if entry["scriptable"] and stage not in STAGES:
+        if row.scriptable and stage not in STAGES:
             raise ValueError(f"{path}: {stage!r} is not a stage of the step language")
-        for name in entry["handed"]:
+        for name in row.handed:
+            if name not in objects:
+                raise ValueError(f"{path}: stage {stage!r} is handed {name!r}, not in objects")
             keeper = objects[name].get("keeper")
-            needs = {
-                *entry["capabilities"],
-                *document["stages"].get(keeper, {}).get("capabilities", []),
-            }
+            needs = row.needs | (table[keeper].needs if keeper in table else frozenset())
             out.extend(_cells(path, stage, needs, name, objects[name]))
     return Surface(document["probeArguments"], tuple(out), tuple(found))
 

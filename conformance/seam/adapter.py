@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
+from conformance.scenario import stages
 from conformance.scenario.schema import (
     calls_of,
     listener_lifecycle,
@@ -40,20 +41,13 @@ __all__ = [
 # declare is reported "not-applicable" with the reason, never "pass"; such a
 # scenario is never sent. The stage capabilities (STAGE_CAPABILITIES) say which
 # pipeline stages an implementation has at all: an agent framework with no
-# finalizer is never judged on a scenario that scripts one.
+# finalizer is never judged on a scenario that scripts one. A stage capability's
+# description, like all else about its stage, is its row of the stage table
+# (conformance.scenario.stages).
 CAPABILITIES: Final[Mapping[str, str]] = {
-    "pre-execute": "pre-execute listeners decide allow / deny / ask (scenario preExecute)",
-    "guards": "deny-only guards run before the body (scenario guards)",
-    "wrappers": "around-wrappers enclose the body (scenario wrappers)",
-    "post-execute": "post-execute listeners accept or block a result (scenario postExecute)",
-    "finalizer": "a tool's finalizeContent runs last on its result (tool finalizeContent)",
-    "observers": "tools/result observers see every published result (scenario observers)",
-    "classifier": "a tool's isConcurrencySafe classifies each call (tool isConcurrencySafe)",
-    "approval": "an approval service can be mounted and scripted",
+    **{r.capability: r.description for r in stages.rows() if r.capability is not None},
     "scopes": "tools and listeners can be registered for one agent",
     "scheduler": "a batch of calls can be driven through the implementation's scheduler",
-    "code-mode": "registry modes code/both, run_code and a scripted code runtime",
-    "timeout-policy": "the timeout policy wrapper can be installed",
     "presentation": "output.presentationMeta can be declared",
     "registry-mutation": "tools can be registered and disposed while a call is in flight",
     "nested-calls": "a tool body can run a nested call and forward its result (step forward)",
@@ -64,12 +58,10 @@ CAPABILITIES: Final[Mapping[str, str]] = {
 
 
 #: The stages of the five-stage pipeline itself (every registry of the spec has them).
-PIPELINE_STAGES: Final = frozenset(
-    {"pre-execute", "guards", "wrappers", "post-execute", "finalizer", "observers", "classifier"}
-)
+PIPELINE_STAGES: Final = stages.pipeline_capabilities()
 
-#: The capabilities that are stages (the portable profile's vocabulary).
-STAGE_CAPABILITIES: Final = PIPELINE_STAGES | {"approval", "code-mode", "timeout-policy"}
+#: The capabilities that are stages (the portable profile's vocabulary): the stage table's.
+STAGE_CAPABILITIES: Final = stages.capabilities()
 
 #: How an implementation tells the caller that a call did not run ("closed"):
 #: What an implementation is assumed to close a call with when it declares nothing: an
@@ -167,27 +159,12 @@ class Adapter(Protocol):
 def requirements(scenario: Mapping[str, Any]) -> frozenset[str]:
     """The optional capabilities a scenario needs."""
     needs: set[str] = {
-        capability
-        for key, capability in (
-            ("preExecute", "pre-execute"),
-            ("guards", "guards"),
-            ("wrappers", "wrappers"),
-            ("postExecute", "post-execute"),
-            ("observers", "observers"),
-        )
-        if scenario.get(key)
+        row.capability
+        for row in stages.rows()
+        if row.capability is not None and row.scripted is not None and _scripts(scenario, row)
     }
-    tools = scenario.get("tools", [])
-    if any("finalizeContent" in t for t in tools):
-        needs.add("finalizer")
-    if any("isConcurrencySafe" in t for t in tools):
-        needs.add("classifier")
-    if "approval" in scenario:
-        needs.add("approval")
     if scenario.get("registry", {}).get("mode", "native") != "native":
         needs.add("code-mode")
-    if scenario.get("timeoutPolicy"):
-        needs.add("timeout-policy")
     if any(t.get("scope") is not None for t in scenario.get("tools", [])) or any(
         entry.get("scope") is not None for entry in listeners_of(scenario)
     ):
@@ -207,15 +184,16 @@ def requirements(scenario: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(needs)
 
 
-# The stage keys of a scenario, the capability each needs, the trace's name for the
-# stage, and the step that ends an inert script of it (None: no special last step).
-_STAGE_KEYS: Final = (
-    ("preExecute", "pre-execute", "pre-execute", {"delegate": True}),
-    ("guards", "guards", "guard", {"return": None}),
-    ("wrappers", "wrappers", "wrapper", {"delegate": True}),
-    ("postExecute", "post-execute", "post-execute", {"delegate": True}),
-    ("observers", "observers", "result", None),
-)
+def _scripts(scenario: Mapping[str, Any], row: stages.StageRow) -> bool:
+    """Does the scenario script ``row``'s stage: a tool with its key, or the scenario's key
+    present and not off (an empty list, ``false``)?"""
+    assert row.scripted is not None
+    at, key = row.scripted
+    if at == "tool":
+        return any(key in t for t in scenario.get("tools", []))
+    return scenario.get(key) not in (None, False, [])
+
+
 _INERT_STEPS: Final = frozenset({"observe", "yield"})
 
 
@@ -238,30 +216,36 @@ def trim(scenario: Mapping[str, Any], capabilities: frozenset[str]) -> Mapping[s
     says of them, so the scenario still runs and is judged on the stages it has; a
     script of a missing stage that *does* something keeps the scenario's requirement, and
     it is reported not-applicable. The same object comes back when nothing is dropped.
+    Which stages may be trimmed, and how their onlookers end, is the stage table's
+    ``trim`` column.
     """
-    if capabilities >= STAGE_CAPABILITIES:
+    if capabilities >= stages.capabilities():
         return scenario
     out = dict(scenario)
-    dropped: set[str] = set()
-    for key, capability, stage, ending in _STAGE_KEYS:
-        if capability in capabilities or not scenario.get(key):
+    dropped: list[stages.StageRow] = []
+    for row in stages.rows():
+        if not row.trimmed or row.capability in capabilities or not _scripts(scenario, row):
             continue
-        kept = [e for e in scenario[key] if not _inert(e.get("steps", ()), ending)]
+        assert row.scripted is not None
+        at, key = row.scripted
+        if at == "tool":
+            tools = []
+            for tool in out["tools"]:
+                steps = tool.get(key)
+                if steps is not None and _inert(steps, row.ending):
+                    tool = {k: v for k, v in tool.items() if k != key}
+                    if row not in dropped:
+                        dropped.append(row)
+                tools.append(tool)
+            out["tools"] = tools
+            continue
+        kept = [e for e in scenario[key] if not _inert(e.get("steps", ()), row.ending)]
         if len(kept) < len(scenario[key]):
-            dropped.add(stage)
+            dropped.append(row)
         if kept:
             out[key] = kept
         else:
             del out[key]
-    if "finalizer" not in capabilities and scenario.get("tools"):
-        tools = []
-        for tool in scenario["tools"]:
-            steps = tool.get("finalizeContent")
-            if steps is not None and _inert(steps, {"return": None}):
-                tool = {k: v for k, v in tool.items() if k != "finalizeContent"}
-                dropped.add("finalize")
-            tools.append(tool)
-        out["tools"] = tools
     if not dropped:
         return scenario
     if scenario.get("expect"):
@@ -271,14 +255,14 @@ def trim(scenario: Mapping[str, Any], capabilities: frozenset[str]) -> Mapping[s
     return out
 
 
-def _unexpect(want: Mapping[str, Any], dropped: set[str]) -> dict[str, Any]:
+def _unexpect(want: Mapping[str, Any], dropped: list[stages.StageRow]) -> dict[str, Any]:
     """An ``expect`` entry without what it said of the stages ``trim`` dropped."""
     out = dict(want)
+    names = {row.stage for row in dropped}
     for key in ("stagesEntered", "stagesNotEntered"):
         if key in out:
-            out[key] = [stage for stage in out[key] if stage not in dropped]
-    if "finalize" in dropped:
-        out.pop("finalizerCalls", None)
-    if "result" in dropped:
-        out.pop("resultNotifications", None)
+            out[key] = [stage for stage in out[key] if stage not in names]
+    for row in dropped:
+        for key in row.expect:
+            out.pop(key, None)
     return out

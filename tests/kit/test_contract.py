@@ -625,10 +625,10 @@ def test_a_replayed_case_keeps_the_clauses_it_was_judged_on(
         result = run_suite(
             ReferenceAdapter(), profile="quick", rules="TEST-1:b", report_dir=tmp_path
         )
-    path = result.rules[0].failures[0].counterexample
-    assert path is not None
-    assert json.loads(Path(path).read_text())["clauses"] == ["b"]
-    assert main(["replay", path]) == 1
+    case = result.case_file(result.rules[0].failures[0])
+    assert case is not None
+    assert json.loads(case.read_text())["clauses"] == ["b"]
+    assert main(["replay", str(case)]) == 1
     shown = capsys.readouterr().out
     assert "TEST-1, clauses b" in shown and "broke b" in shown and "broke a" not in shown
 

@@ -107,6 +107,8 @@ def case_file(path: Path, rule: str, tool: str, message: str) -> str:
     ]
     case = {
         "rule": rule,
+        "kit": {"name": "toolreg-conformance", "version": HOSTILE},
+        "implementation": {"name": HOSTILE, "version": "1", "language": "x", "capabilities": []},
         "required": [message],
         "scenario": {
             "id": "generated/X",
@@ -146,7 +148,7 @@ def hostile_result(tmp_path: Path) -> RunResult:
 def test_synthetic_report_page(tmp_path: Path) -> None:
     result = hostile_result(tmp_path)
     document = report_json(result)
-    files = load_cases(document, None, [tmp_path], tmp_path)
+    files = load_cases(document, None, tmp_path, None, tmp_path)
     assert list(files.cases) == [str(tmp_path / "PRE-2.json")]
     assert "out/counterexamples/X.json" in files.missing  # synthetic()'s path exists nowhere
     page = report_html(document, None, files.cases, links=files.links, missing=files.missing)
@@ -196,7 +198,7 @@ def test_write_reports_writes_the_page(tmp_path: Path) -> None:
 def test_rc8_findings_by_root_cause() -> None:
     document = json.loads((RC8 / "report.json").read_text(encoding="utf-8"))
     expect = json.loads((RC8 / "expect.json").read_text(encoding="utf-8"))
-    files = load_cases(document, expect, [RC8], RC8)
+    files = load_cases(document, expect, RC8, RC8, RC8)
     assert not files.missing
     page = report_html(document, expect, files.cases, links=files.links)
     tree = parse(page)
@@ -243,7 +245,7 @@ def test_rc8_rules_sharing_a_case_show_its_trace_once() -> None:
     for failure in pipe_2["failures"]:
         if failure.get("counterexample"):
             failure["counterexample"] = case
-    files = load_cases(document, expect, [RC8], RC8)
+    files = load_cases(document, expect, RC8, RC8, RC8)
     tree = parse(report_html(document, expect, files.cases, links=files.links))
     findings = {n.attrs["data-rules"]: n for n in tree.root.all("finding")}
     # PIPE-3, PIPE-7 and RES-1 quote the same promise

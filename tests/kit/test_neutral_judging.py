@@ -183,8 +183,8 @@ def test_a_non_json_object_in_a_trace_is_a_malformed_trace_and_the_run_reports(
     error = outcome.errors[0]
     assert error.category == "malformed-trace"
     assert "object object at" in error.message and "$.events[0].observed" in error.message
-    saved = error.counterexample
-    assert saved is not None and json.loads(Path(saved).read_text())["rule"] == "POST-1"
+    saved = result.case_file(error)
+    assert saved is not None and json.loads(saved.read_text())["rule"] == "POST-1"
     paths = write_reports(result, tmp_path)
     report = json.loads(paths[0].read_text())
     assert {r["id"]: r["status"] for r in report["rules"]}["POST-1"] == "error"

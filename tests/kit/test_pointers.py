@@ -22,6 +22,7 @@ from conformance.reporting.html import load_cases, report_html
 from conformance.reporting.report import report_json, result_from_json
 from conformance.running.outcomes import Pointer
 from conformance.running.runner import run_suite
+from conformance.scenario import strategies as s
 from conformance.scenario.schema import validate
 from tests.kit.test_html import parse, self_contained
 
@@ -74,7 +75,7 @@ def test_the_runner_keeps_pointers_per_failure_and_in_the_case(
     again = result_from_json(json.loads(json.dumps(document)))
     assert again.rules[0].failures[0].pointers == outcome.failures[0].pointers
     # the case: one pointer per message of `required`, indexing its own trace
-    case = json.loads(Path(str(outcome.failures[0].counterexample)).read_text())
+    case = json.loads(Path(str(result.case_file(outcome.failures[0]))).read_text())
     assert len(case["pointers"]) == len(case["required"])
     for pointer in case["pointers"]:
         for index in pointer["events"]:
@@ -113,7 +114,7 @@ def _page(case: dict[str, object], tmp_path: Path, failure: dict[str, object]) -
     document = report_json(synthetic())
     document["rules"] = [r for r in document["rules"] if r["id"] == "PRE-2"]
     document["rules"][0]["failures"] = [{**failure, "counterexample": str(path)}]
-    files = load_cases(document, None, [tmp_path], tmp_path)
+    files = load_cases(document, None, tmp_path, None, tmp_path)
     return report_html(document, None, files.cases, links=files.links)
 
 
@@ -129,8 +130,10 @@ def _case(pointers: list[dict[str, object]] | None) -> dict[str, object]:
     calls = [{"call": {"callId": c, "name": "t", "arguments": {}}} for c in ("c1", "c2")]
     case: dict[str, object] = {
         "rule": "PRE-2",
+        "kit": {"name": "toolreg-conformance", "version": "0"},
+        "implementation": {"name": "x", "version": "0", "language": "python", "capabilities": []},
         "required": ["guard 'g' objected but the body ran"],
-        "scenario": {"id": "generated/PRE-2", "actions": calls},
+        "scenario": {"id": "generated/PRE-2", "tools": [s.tool("t")], "actions": calls},
         "trace": {
             "registrations": [],
             "actions": [{"result": {}}, {"result": {}}],

@@ -49,7 +49,8 @@ def test_a_failing_run_reports_failures_with_counterexample_paths(
     (rule,) = report["rules"]
     assert rule["status"] == "fail"
     paths = [f["counterexample"] for f in rule["failures"]]
-    assert paths and all(Path(p).is_file() for p in paths)
+    # relative to the report directory, the one base a report's case paths have
+    assert paths and all(not Path(p).is_absolute() and (tmp_path / p).is_file() for p in paths)
     failure = junit_cases(tmp_path / "junit.xml")["PRE-3"].find("failure")
     assert failure is not None and paths[0] in (failure.text or "")
     markdown = (tmp_path / "report.md").read_text()
@@ -159,3 +160,41 @@ def test_render_rebuilds_report_md_from_report_json_and_adds_findings(tmp_path: 
     text = rendered.read_text()
     assert "## Findings" in text and "> We do it on purpose." in text
     assert "replay impl/cases/PRE-1.json" in text  # relative to the output file
+
+
+def test_the_markdown_groups_findings_by_root_cause_as_the_page_does(tmp_path: Path) -> None:
+    from conformance.reporting.cases import load_cases
+    from conformance.reporting.html import finding_anchors
+    from conformance.reporting.report import (
+        all_failures,
+        report_json,
+        report_markdown,
+        root_causes_markdown,
+    )
+    from tests.kit.test_cases import _case
+
+    result = synthetic()
+    for outcome in result.rules:  # the runner's form: relative to the report directory
+        for _, failure in all_failures(outcome):
+            if failure.counterexample:
+                failure.counterexample = "counterexamples/X.json"
+    (tmp_path / "counterexamples").mkdir()
+    (tmp_path / "counterexamples" / "X.json").write_text(json.dumps(_case()))
+    result.report_dir = tmp_path
+    lines = root_causes_markdown(result)
+    document = report_json(result)
+    cases = load_cases(document, None, tmp_path, None, tmp_path).cases
+    anchors = finding_anchors(document, None, cases)
+    by_card: dict[str, list[str]] = {}
+    for rid, names in anchors.items():
+        for name in names:
+            by_card.setdefault(name, []).append(rid)
+    shared = by_card[anchors["PRE-2"][0]]
+    assert {"FIN-1", "PRE-2"} <= set(shared)  # one counterexample: one root cause
+    line = next(line for line in lines if "PRE-2" in line)
+    assert " + ".join(shared) in line and "scenario `generated/PRE-2`" in line
+    assert lines[0] == "## Defects by root cause"
+    assert len([x for x in lines if x[:1].isdigit()]) == len(by_card)
+    assert "\n".join(lines) in report_markdown(result)
+    result.report_dir = None  # without the cases: the same file still joins them
+    assert any("PRE-2" in x and "FIN-1" in x for x in root_causes_markdown(result))

@@ -107,8 +107,10 @@ def test_sharded_mutant_run_merges_failures_and_counterexamples(
     assert failing == ["DEF-2", "DEF-5", "DEF-6"]
     for rule in merged["rules"]:
         for failure in rule["failures"]:
-            case = Path(failure["counterexample"])
-            assert case.parent == out / "counterexamples" and case.is_file()
+            # relative to the merged report's directory, as a run's own cases are
+            assert Path(failure["counterexample"]).parent == Path("counterexamples")
+            case = out / failure["counterexample"]
+            assert case.is_file()
             source = tmp / "whole" / "counterexamples" / case.name
             assert json.loads(case.read_text()) == json.loads(source.read_text())
 

@@ -201,8 +201,9 @@ def test_a_run_reports_the_failure_per_scenario_and_everything_else(
     assert sorted(statuses.values()) == ["error", "pass"], statuses
     (failure,) = errors
     assert failure.category == "protocol" and "not JSON" in failure.message
-    assert failure.counterexample is not None
-    saved = json.loads(Path(failure.counterexample).read_text())
+    case = result.case_file(failure)
+    assert case is not None
+    saved = json.loads(case.read_text())
     assert any("misbehaving (garble)" in line for line in saved["required"])  # stderr kept
     assert result.transport is not None and result.transport["failures"] == {"protocol": 1}
     assert not result.kit_errors

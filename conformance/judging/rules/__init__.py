@@ -14,6 +14,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.judging.rules._base import CHECKERS, RULES, Rule, Verdict, checker, rule, untested
+from conformance.scenario.stages import stages_of
 
 __all__ = [
     "CHECKERS",
@@ -32,7 +33,15 @@ __all__ = [
 @dataclass(frozen=True)
 class Focus:
     strategy: st.SearchStrategy[dict[str, Any]]
-    needs: frozenset[str] = field(default_factory=frozenset)
+    #: The capabilities the strategy's scenarios need beyond the stages the rule is about.
+    extra: frozenset[str] = field(default_factory=frozenset)
+    rule_id: str = ""
+
+    @property
+    def needs(self) -> frozenset[str]:
+        """Every capability the property needs: its extras, and the stages its rule is about
+        (the stage table's ``rules`` column, one home)."""
+        return self.extra | stages_of(self.rule_id)
 
 
 FOCUS: dict[str, Focus] = {}
@@ -42,7 +51,7 @@ def focus(rule_id: str, strategy: st.SearchStrategy[dict[str, Any]], *needs: str
     """Register the focused strategy of ``rule_id``'s property."""
     if rule_id in FOCUS:
         raise ValueError(f"focus for {rule_id} registered twice")
-    FOCUS[rule_id] = Focus(strategy, frozenset(needs))
+    FOCUS[rule_id] = Focus(strategy, frozenset(needs), rule_id)
 
 
 def _load() -> None:
