@@ -176,3 +176,45 @@ def test_the_timeline_marks_what_the_pointers_name_not_the_wording(tmp_path: Pat
     failure_pointed = {**failure, "pointers": [{"subject": "c1", "call": "c1", "events": [3]}]}
     events, _ = _marked(_page(_case(None), tmp_path, failure_pointed))
     assert events == [("c1", "3")]
+
+
+# -------------------------------------------------- every predicate points (issue 24)
+
+
+def _unpointed(name: str, tmp_path: Path) -> list[str]:
+    """Run the mutant ``name`` on its target rules (quick profile, one process) and list
+    every violation of a target rule that does not point at its trace: a pointer with no
+    call, or with a call but no event index although the trace has events of that call
+    (a call with no event at all is pointed at through its answer, which the timeline
+    marks)."""
+    mutant = CATALOGUE[name]
+    adapter = mutant.build()
+    try:
+        result = run_suite(
+            adapter, profile="quick", rules=",".join(mutant.targets), report_dir=tmp_path, jobs=1
+        )
+    finally:
+        close = getattr(adapter, "close", None)
+        if callable(close):
+            close()
+    missing = []
+    violations = 0
+    for outcome in result.rules:
+        for failure in outcome.failures:
+            if failure.category is not None:
+                continue  # an error or a timeout, not a verdict
+            violations += 1
+            case = json.loads(Path(str(failure.counterexample)).read_text(encoding="utf-8"))
+            events = case["trace"].get("events", []) if case.get("trace") else []
+            called = {str(e.get("call")) for e in events}
+            if not failure.pointers:
+                missing.append(f"{outcome.id}: no pointer: {failure.message}")
+            for pointer in failure.pointers:
+                if pointer.call is None:
+                    missing.append(f"{outcome.id}: no call: {pointer.subject}: {failure.message}")
+                elif not pointer.events and pointer.call in called:
+                    missing.append(f"{outcome.id}: no event: {pointer.subject}: {failure.message}")
+                for index in pointer.events:
+                    assert events[index].get("call") == pointer.call, (outcome.id, pointer)
+    assert violations, f"{name} violated none of {mutant.targets}"
+    return missing
