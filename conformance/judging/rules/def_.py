@@ -430,10 +430,13 @@ def _simple_value(spec: Mapping[str, Any]) -> tuple[bool, Any]:
     return ok, value
 
 
-def _call_of(action: Mapping[str, Any], answer: Mapping[str, Any]) -> CallView | None:
+def _call_of(view: View, action: Mapping[str, Any], answer: Mapping[str, Any]) -> CallView | None:
+    """The call of ``action`` (a ``call`` action) with its answer and its events."""
     if "call" not in action:
         return None
-    return CallView(action["call"], answer.get("result"), answer.get("raised"))
+    call = CallView(action["call"], answer.get("result"), answer.get("raised"))
+    call.events = [e for e in view.trace.get("events", []) if e.get("call") == call.id]
+    return call
 
 
 # ------------------------------------------------------------------- DEF-3
@@ -527,7 +530,7 @@ def DEF_4(view: View) -> Iterator[Verdict]:
         return
     policy = bool(view.scenario.get("timeoutPolicy"))
     for _, action, answer, active, _ in lifecycle.steps:
-        call = _call_of(action, answer)
+        call = _call_of(view, action, answer)
         if call is None or not call.returned:
             continue
         spec = resolve(active.values(), str(call.spec["name"]), call.spec.get("agent"))
@@ -540,7 +543,6 @@ def DEF_4(view: View) -> Iterator[Verdict]:
             why = "the registry itself must not enforce timeoutMs (no timeout policy is installed)"
         else:
             continue
-        call.events = [e for e in view.trace.get("events", []) if e.get("call") == call.id]
         aborted = [
             e
             for e in call.events
@@ -552,6 +554,8 @@ def DEF_4(view: View) -> Iterator[Verdict]:
             call.code != ErrorCode.TOOL_TIMEOUT and not aborted,
             call.id,
             f"{why}, but the call timed out or its body saw an aborted signal (code={call.code})",
+            # the aborted signal the body saw, else its body (or last event)
+            **view.at(call, aborted or call.entered("body")),
         )
 
 
@@ -651,15 +655,15 @@ def DEF_5(view: View) -> Iterator[Verdict]:
         return
     plain = _no_policy(view.scenario) and not may_abort(view.scenario)
     for index, action, answer, active, _ in lifecycle.steps:
-        call = _call_of(action, answer)
+        call = _call_of(view, action, answer)
         if call is not None and call.returned and plain:
-            yield from _own_case(call, active)
+            yield from _own_case(view, call, active)
         shadowed = {s["name"] for s in active.values() if s.get("scope") is not None} & {
             s["name"] for s in active.values() if s.get("scope") is None
         }
         if not shadowed:
             continue
-        call = _call_of(action, answer)
+        call = _call_of(view, action, answer)
         if call is not None and call.returned and call.spec["name"] in shadowed and plain:
             target = resolve(active.values(), str(call.spec["name"]), call.spec.get("agent"))
             simple, value = _simple_value(target) if target is not None else (False, None)
@@ -684,6 +688,8 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                     f"a call from agent {call.spec.get('agent')!r} resolves to the "
                     f"{'scoped' if target.get('scope') else 'global'} {call.spec['name']!r}, "
                     f"but another layer's body answered it (value {got!r})",
+                    # about the result: the body that answered (else the call's last event)
+                    **view.at(call, stage="body"),
                 )
             if target is not None and simple and valid is True:
                 got = (call.result or {}).get("value")
@@ -693,6 +699,8 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                     f"a call from agent {call.spec.get('agent')!r} must run the "
                     f"{'scoped' if target.get('scope') else 'global'} {call.spec['name']!r} "
                     f"(value {value!r}), got isError={call.is_error}, value={got!r}",
+                    # about the result: the body that answered (else the call's last event)
+                    **view.at(call, stage="body"),
                 )
         if "schemas" in action and isinstance(answer.get("schemas"), list):
             scope = action["schemas"].get("scope")
@@ -716,7 +724,9 @@ def DEF_5(view: View) -> Iterator[Verdict]:
             )
 
 
-def _own_case(call: CallView, active: Mapping[str, Mapping[str, Any]]) -> Iterator[Verdict]:
+def _own_case(
+    view: View, call: CallView, active: Mapping[str, Mapping[str, Any]]
+) -> Iterator[Verdict]:
     """A call naming one of several active names that differ only by case reaches exactly
     the tool of its own name (names are compared exactly)."""
     name = str(call.spec["name"])
@@ -735,6 +745,8 @@ def _own_case(call: CallView, active: Mapping[str, Mapping[str, Any]]) -> Iterat
         call.id,
         f"{name!r} is one of {sorted(variants)}, which differ only by case: the call must reach "
         f"its own tool (value {value!r}), got isError={call.is_error}, value={got!r}",
+        # about the result: the body that answered (else the call's last event)
+        **view.at(call, stage="body"),
     )
 
 
@@ -787,9 +799,8 @@ def DEF_6(view: View) -> Iterator[Verdict]:
     for index, action, answer, active, disposed in lifecycle.steps:
         if not disposed:
             continue
-        call = _call_of(action, answer)
+        call = _call_of(view, action, answer)
         if call is not None and call.returned and call.spec["name"] in disposed:
-            call.events = [e for e in view.trace.get("events", []) if e.get("call") == call.id]
             spec = resolve(active.values(), str(call.spec["name"]), call.spec.get("agent"))
             if spec is None:
                 yield require(
@@ -797,6 +808,8 @@ def DEF_6(view: View) -> Iterator[Verdict]:
                     call.id,
                     f"{call.spec['name']!r} was disposed: a call must be {UNKNOWN_TOOL} "
                     f"without running a body (code={call.code}, body entered={call.body_entered})",
+                    # about the result: the body that answered (else the call's last event)
+                    **view.at(call, stage="body"),
                 )
             else:
                 simple, value = _simple_value(spec)
@@ -809,6 +822,8 @@ def DEF_6(view: View) -> Iterator[Verdict]:
                     call.id,
                     f"after a dispose, {call.spec['name']!r} must resolve to the remaining "
                     f"registration ({spec.get('key', spec['name'])}), got {call.result!r}",
+                    # about the result: the body that answered (else the call's last event)
+                    **view.at(call, stage="body"),
                 )
         if "schemas" in action and isinstance(answer.get("schemas"), list):
             scope = action["schemas"].get("scope")
