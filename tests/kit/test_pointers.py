@@ -9,20 +9,24 @@ message's wording would suggest.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conformance.adapters.reference import ReferenceAdapter
+from conformance.adapters.reference.mutants import CATALOGUE
 from conformance.judging.model import View
-from conformance.judging.rules import RULES, Rule, Verdict
+from conformance.judging.rules import CHECKERS, RULES, Rule, Verdict
 from conformance.judging.rules._base import fail, require
 from conformance.reporting.html import load_cases, report_html
 from conformance.reporting.report import report_json, result_from_json
 from conformance.running.outcomes import Pointer
 from conformance.running.runner import run_suite
 from conformance.scenario.schema import validate
+from conformance.seam.adapter import DEFAULT_CLOSED_FORMS
 from tests.kit.test_html import parse, self_contained
 
 
@@ -181,12 +185,47 @@ def test_the_timeline_marks_what_the_pointers_name_not_the_wording(tmp_path: Pat
 # -------------------------------------------------- every predicate points (issue 24)
 
 
-def _unpointed(name: str, tmp_path: Path) -> list[str]:
-    """Run the mutant ``name`` on its target rules (quick profile, one process) and list
-    every violation of a target rule that does not point at its trace: a pointer with no
-    call, or with a call but no event index although the trace has events of that call
-    (a call with no event at all is pointed at through its answer, which the timeline
-    marks)."""
+def _lanes(scenario: dict[str, Any]) -> set[str]:
+    """The call ids the scenario's actions make (the timeline's lanes of calls)."""
+    out = set()
+    for action in scenario.get("actions", []):
+        for kind in ("call", "executionMode"):
+            if kind in action:
+                out.add(str(action[kind].get("callId")))
+        out |= {str(member.get("callId")) for member in action.get("batch", [])}
+    return out
+
+
+def unpointed(
+    verdicts: Iterable[Verdict], scenario: dict[str, Any], trace: dict[str, Any]
+) -> list[str]:
+    """The failing ``verdicts`` that do not point at their trace: one about a call of the
+    scenario (its subject names one) without ``call``; one naming a call that has events
+    in the trace but pointing at none of them (a call with no event is pointed at through
+    its answer, which the timeline marks); an index out of the trace. A verdict about an
+    action that is no call (a registration, a ``schemas`` listing) has no lane to point at."""
+    events = trace.get("events") or []
+    calls = _lanes(scenario)
+    with_events = {str(e.get("call")) for e in events}
+    out = []
+    for verdict in verdicts:
+        if verdict.ok:
+            continue
+        about = set(re.findall(r"[^\s/,()\[\]]+", verdict.subject)) & calls
+        if verdict.call is None:
+            if about:
+                out.append(f"no call: {verdict.subject}: {verdict.message}")
+        elif not verdict.events and verdict.call in with_events:
+            out.append(f"no event: {verdict.subject}: {verdict.message}")
+        if any(index >= len(events) for index in verdict.events):
+            out.append(f"an index out of the trace: {verdict.subject}: {verdict.events}")
+    return out
+
+
+def _sweep(name: str, tmp_path: Path) -> list[str]:
+    """Run the mutant ``name`` on its target rules (quick profile, one process) and judge
+    again, with the rule's own predicate, every violation it kept (its counterexample case):
+    the failing verdicts that do not point (:func:`unpointed`)."""
     mutant = CATALOGUE[name]
     adapter = mutant.build()
     try:
@@ -197,24 +236,65 @@ def _unpointed(name: str, tmp_path: Path) -> list[str]:
         close = getattr(adapter, "close", None)
         if callable(close):
             close()
-    missing = []
-    violations = 0
+    missing: list[str] = []
+    judged = 0
     for outcome in result.rules:
+        check = RULES[outcome.id].check
+        assert check is not None
         for failure in outcome.failures:
-            if failure.category is not None:
+            if failure.category is not None or failure.counterexample is None:
                 continue  # an error or a timeout, not a verdict
-            violations += 1
-            case = json.loads(Path(str(failure.counterexample)).read_text(encoding="utf-8"))
-            events = case["trace"].get("events", []) if case.get("trace") else []
-            called = {str(e.get("call")) for e in events}
-            if not failure.pointers:
-                missing.append(f"{outcome.id}: no pointer: {failure.message}")
-            for pointer in failure.pointers:
-                if pointer.call is None:
-                    missing.append(f"{outcome.id}: no call: {pointer.subject}: {failure.message}")
-                elif not pointer.events and pointer.call in called:
-                    missing.append(f"{outcome.id}: no event: {pointer.subject}: {failure.message}")
-                for index in pointer.events:
-                    assert events[index].get("call") == pointer.call, (outcome.id, pointer)
-    assert violations, f"{name} violated none of {mutant.targets}"
+            case = json.loads(Path(failure.counterexample).read_text(encoding="utf-8"))
+            forms = frozenset(case["implementation"].get("closedForms", DEFAULT_CLOSED_FORMS))
+            view = View(case["scenario"], case["trace"], forms)
+            verdicts = list(check(view))
+            # a fixture's expect block judges the call's answer: it points at the call (its
+            # answer is marked), never at nothing
+            expected = [v for c in CHECKERS for v in c(view).get(outcome.id, []) if not v.ok]
+            judged += sum(not v.ok for v in verdicts) + len(expected)
+            found = unpointed(verdicts, case["scenario"], case["trace"])
+            found += [f"no call: {v.subject}: {v.message}" for v in expected if v.call is None]
+            missing += [f"{outcome.id} {case['scenario'].get('id')}: {m}" for m in found]
+    assert judged, f"{name}: no violation of {mutant.targets} to judge"
     return missing
+
+
+def _representatives() -> set[str]:
+    """One mutant per rule the catalogue targets (the first by name): the sweep's fast part."""
+    chosen: dict[str, str] = {}
+    for name, mutant in CATALOGUE.items():
+        for rule_id in mutant.targets:
+            chosen.setdefault(rule_id, name)
+    return set(chosen.values())
+
+
+# The whole catalogue takes about a minute of CPU: one mutant per rule runs by default, the
+# rest with `-m slow`.
+_SWEEP = [
+    pytest.param(name, marks=() if name in _representatives() else pytest.mark.slow)
+    for name in CATALOGUE
+]
+
+
+@pytest.mark.parametrize("name", _SWEEP)
+def test_every_violation_on_a_mutant_points_at_its_trace(name: str, tmp_path: Path) -> None:
+    """Issue 24: a predicate's failure carries the call and the trace events it is about."""
+    assert _sweep(name, tmp_path) == []
+
+
+def test_unpointed_finds_a_failure_that_points_nowhere() -> None:
+    """The sweep's judge fails on verdicts that do not point (a check that cannot fail is
+    none)."""
+    scenario = {"actions": [{"call": {"callId": "c1"}}, {"batch": [{"callId": "c2"}]}]}
+    trace = {"events": [{"call": "c1", "stage": "body", "at": "enter"}]}
+    assert unpointed([Verdict(False, "c1", "m")], scenario, trace)  # no call
+    assert unpointed([Verdict(False, "batch@0 c2", "m")], scenario, trace)  # names c2
+    assert unpointed([Verdict(False, "c1", "m", None, "c1")], scenario, trace)  # no event
+    assert unpointed([Verdict(False, "c1", "m", None, "c1", (1,))], scenario, trace)  # past end
+    pointed = [
+        Verdict(False, "c1", "m", None, "c1", (0,)),
+        Verdict(False, "c2", "m", None, "c2"),  # no event of c2: its answer
+        Verdict(False, "register(t)", "m"),  # no call: no lane
+        Verdict(True, "c1"),
+    ]
+    assert unpointed(pointed, scenario, trace) == []
