@@ -28,10 +28,8 @@ What the report page shows, top to bottom:
   (``trace.actions[i]``) at the lane's end. What the violated verdicts point at carries
   the class ``violation``: the events at their indices (the ``pointers`` of the case, or
   of the report's failures), and the answer of a call a verdict names without an event.
-  A verdict without pointers is marked from its wording (the call its message starts
-  with, ``stage 'id'`` or a stage word; the answer when nothing matches): the fallback
-  in :mod:`conformance.reporting.timeline`, marked ``data-pointed="false"``, which issue
-  24's phase 2 deletes.
+  A verdict without pointers marks nothing: its wording is never read for a call or a
+  stage (issue 24).
 
 Everything read from the JSON comes from the implementation under test and is treated
 as hostile: every string goes through :func:`html.escape`; inline styles hold only
@@ -443,7 +441,8 @@ def _expectation_html(rid: str, entry: Mapping[str, Any]) -> list[str]:
 
 def _violation_attrs(marks: Sequence[tl.Mark]) -> tuple[str, str]:
     """(extra class, data attributes) for an element some violated verdicts point at:
-    ``data-pointed`` says whether any of them carried a pointer (else: from wording)."""
+    ``data-pointed`` says whether any of them carried a pointer (always, now that a verdict
+    without one marks nothing)."""
     if not marks:
         return "", ""
     rules = sorted({r for m in marks for r in m.rules})
@@ -469,9 +468,8 @@ def timeline_html(
     ``log``: add the list of every event in trace order (each event's title says the same)."""
     every = tl.lanes(scenario, trace)
     shown = every if keys is None else [lane for lane in every if lane.key in keys]
-    lane_keys = [lane.key for lane in every]
     this = tl.trace_key(trace)
-    marks = [tl.resolve(s, lane_keys) for s in sources if s.trace in (None, this)]
+    marks = [tl.resolve(s) for s in sources if s.trace in (None, this)]
     aborting = tl.aborting(scenario)
     count = len(_list(trace.get("events")))
     columns = f"grid-template-columns: var(--label) repeat({count}, var(--col)) var(--answer)"
@@ -546,6 +544,12 @@ def timeline_html(
             f'<p class="note hidden-lanes">{len(every) - len(shown)} more call(s) of this '
             "trace not drawn.</p>"
         )
+    unpointed = sum(not m.pointed for m in marks)
+    if unpointed:
+        out.append(
+            f'<p class="note no-pointer">no pointer: {unpointed} violated verdict(s) name no '
+            "call or event, so they mark nothing.</p>"
+        )
     others = [
         (i, a)
         for i, a in enumerate(_list(scenario.get("actions")))
@@ -591,7 +595,7 @@ def _case_sources(
 ) -> list[tl.Source]:
     """The violated verdicts of ``rid`` as marks on its case's trace: the case's own
     ``pointers`` (one per ``required`` message), else the pointers of the report's failures
-    with that case, else -- the wording fallback -- the messages shown."""
+    with that case, else the messages shown (without a pointer: they mark nothing)."""
     if case is not None:
         key = tl.trace_key(case.get("trace"))
         required = [str(m) for m in _list(case.get("required"))]

@@ -45,7 +45,7 @@ class Pointer:
 
 def pointers(verdicts: Iterable[Verdict]) -> list[Pointer]:
     """The pointers of ``verdicts`` (a failure's joined verdicts), one each, in order; empty
-    when none of them points (a verdict without pointers is shown from its wording)."""
+    when none of them points (then the failure marks nothing in the timeline)."""
     found = list(verdicts)
     if not any(v.points for v in found):
         return []

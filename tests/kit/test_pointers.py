@@ -163,9 +163,11 @@ def _marked(page: str) -> tuple[list[tuple[str, str]], list[str]]:
 def test_the_timeline_marks_what_the_pointers_name_not_the_wording(tmp_path: Path) -> None:
     failure = {"kind": "fail", "message": "c1: guard 'g' objected but the body ran"}
     failure["scenario"] = "generated/PRE-2"
-    # the wording names guard 'g' and the body of c1: the fallback marks those
-    guessed, _ = _marked(_page(_case(None), tmp_path, failure))
-    assert ("c1", "0") in guessed and ("c2", "4") not in guessed
+    # the wording names guard 'g' and the body of c1, but a verdict without a pointer marks
+    # nothing (no call's answer either), and the page says so
+    page = _page(_case(None), tmp_path, failure)
+    assert _marked(page) == ([], [])
+    assert "no pointer: 1 violated verdict(s)" in page
     # a pointer at c2's body (index 4) marks exactly that, whatever the message says
     pointed = [{"subject": "c2", "call": "c2", "events": [4]}]
     events, answers = _marked(_page(_case(pointed), tmp_path, failure))

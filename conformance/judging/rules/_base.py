@@ -17,8 +17,10 @@ timing the spec leaves open.
 A failing verdict also *points* at what it rests on: the call id it is about (``call``)
 and the positions in ``trace["events"]`` that show the violation (``events``). The
 runner keeps them per failure (``report.json``, the counterexample case) and the report's
-timeline highlights exactly those; a verdict without pointers is highlighted from its
-wording, a fallback that goes once every predicate fills them (issue 24).
+timeline highlights exactly those; a verdict without pointers highlights nothing (issue
+24): every predicate fills them (:meth:`~conformance.judging.model.View.at`) except for a
+verdict about an action that is no call (a registration, a ``schemas`` listing), which has
+no lane to point at.
 """
 
 from __future__ import annotations
