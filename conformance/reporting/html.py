@@ -560,9 +560,10 @@ def timeline_html(
         out.append('<ul class="actions">')
         for i, action in others:
             answer = answers_of[i] if i < len(answers_of) else None
+            extra, attrs = _violation_attrs(tl.action_marks(marks, i))
             out.append(
-                f'<li class="action" data-index="{i}"><code>{_e(_short(action))}</code> → '
-                f"<code>{_e(_short(answer))}</code></li>"
+                f'<li class="action{extra}" data-index="{i}"{attrs}><code>{_e(_short(action))}'
+                f"</code> → <code>{_e(_short(answer))}</code></li>"
             )
         out.append("</ul>")
     if log:

@@ -15,8 +15,10 @@ the same model:
 **What a violation marks.** A violated verdict carries *pointers*
 (:class:`~conformance.running.outcomes.Pointer`: ``Verdict.call``, ``Verdict.events``): the
 events at those indices are marked, and so is the answer of the call it names when it
-names no event. A verdict without pointers marks nothing -- its wording is never read
-for a call or a stage (issue 24) -- and the text timeline says so ("no pointer").
+names no event, or of the action that is no call it names (``Pointer.action``: a
+``schemas`` listing, a ``register``). A verdict without pointers marks nothing -- its
+wording is never read for a call or a stage (issue 24) -- and the timeline says so ("no
+pointer").
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ __all__ = [
     "Source",
     "Span",
     "aborting",
+    "action_marks",
     "answer_text",
     "event_text",
     "focus",
@@ -266,7 +269,9 @@ class Source:
     @property
     def pointed(self) -> bool:
         return self.pointer is not None and (
-            self.pointer.call is not None or bool(self.pointer.events)
+            self.pointer.call is not None
+            or bool(self.pointer.events)
+            or self.pointer.action is not None
         )
 
 
@@ -279,6 +284,7 @@ class Mark:
     call: str | None  # a lane key, or None: every lane
     events: frozenset[int]  # exactly these events
     pointed: bool  # False: the verdict carried no pointer, and marks nothing
+    action: int | None = None  # an action that is no call: its answer is marked
 
 
 def resolve(source: Source) -> Mark:
@@ -286,7 +292,19 @@ def resolve(source: Source) -> Mark:
     pointer = source.pointer if source.pointed else None
     if pointer is None:
         return Mark({source.rule}, source.message, None, frozenset(), False)
-    return Mark({source.rule}, source.message, pointer.call, frozenset(pointer.events), True)
+    return Mark(
+        {source.rule},
+        source.message,
+        pointer.call,
+        frozenset(pointer.events),
+        True,
+        pointer.action,
+    )
+
+
+def action_marks(marks: Iterable[Mark], index: int) -> list[Mark]:
+    """The marks on the answer of action ``index`` (an action that is no call)."""
+    return [m for m in marks if m.pointed and m.action == index]
 
 
 @dataclass
@@ -400,6 +418,11 @@ def text_timeline(
     out = [line.rstrip() for line in out]
     if hidden:
         out.append(f"{indent}({hidden} more call(s) not shown)")
+    actions, answers_of = _list(scenario.get("actions")), _list(trace.get("actions"))
+    for i in sorted({m.action for m in marks if m.pointed and m.action is not None}):
+        action = actions[i] if i < len(actions) else None
+        answer = answers_of[i] if i < len(answers_of) else None
+        out.append(f"{indent}✗ action #{i} {short(action, 60)} ⇒ {short(answer, 60)}")
     unpointed = [s for s in sources if not s.pointed]
     if unpointed:
         out.append(

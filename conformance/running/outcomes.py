@@ -27,19 +27,31 @@ class Pointer:
     subject: str
     call: str | None = None
     events: tuple[int, ...] = ()
+    #: An action that is no call (a ``schemas`` listing, a ``register``) whose answer the
+    #: verdict is about: its index in the scenario's actions (``Verdict.action``).
+    action: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"subject": self.subject, "call": self.call, "events": list(self.events)}
+        out: dict[str, Any] = {
+            "subject": self.subject,
+            "call": self.call,
+            "events": list(self.events),
+        }
+        if self.action is not None:
+            out["action"] = self.action
+        return out
 
     @classmethod
     def from_json(cls, data: Any) -> Pointer:
         data = data if isinstance(data, dict) else {}
         call = data.get("call")
         events = data.get("events")
+        action = data.get("action")
         return cls(
             str(data.get("subject", "")),
             None if call is None else str(call),
             tuple(e for e in (events if isinstance(events, list) else []) if isinstance(e, int)),
+            action if isinstance(action, int) and not isinstance(action, bool) else None,
         )
 
 
@@ -49,7 +61,7 @@ def pointers(verdicts: Iterable[Verdict]) -> list[Pointer]:
     found = list(verdicts)
     if not any(v.points for v in found):
         return []
-    return [Pointer(v.subject, v.call, tuple(v.events)) for v in found]
+    return [Pointer(v.subject, v.call, tuple(v.events), v.action) for v in found]
 
 
 @dataclass

@@ -62,11 +62,14 @@ class Verdict:
     call: str | None = None
     #: The indices in ``trace["events"]`` the verdict rests on (what the timeline marks).
     events: tuple[int, ...] = ()
+    #: An action that is no call (a ``schemas`` listing, a ``register``) whose answer the
+    #: verdict is about: its index in the scenario's actions (the timeline marks its answer).
+    action: int | None = None
 
     @property
     def points(self) -> bool:
-        """Whether the verdict carries a pointer (a call or an event index)."""
-        return self.call is not None or bool(self.events)
+        """Whether the verdict carries a pointer (a call, an event index or an action)."""
+        return self.call is not None or bool(self.events) or self.action is not None
 
 
 Check = Callable[[View], Iterator[Verdict]]
@@ -139,10 +142,11 @@ def fail(
     clause: str | None = None,
     call: str | None = None,
     events: Iterable[int] = (),
+    action: int | None = None,
 ) -> Verdict:
     """A failure saying ``message``, pointing at ``call`` and the trace ``events`` it rests
-    on (see :func:`require`)."""
-    return Verdict(False, subject, message, clause, call, _indices(events))
+    on, or at a non-call ``action`` (see :func:`require`)."""
+    return Verdict(False, subject, message, clause, call, _indices(events), _action(action))
 
 
 def require(
@@ -153,17 +157,31 @@ def require(
     *,
     call: str | None = None,
     events: Iterable[int] = (),
+    action: int | None = None,
 ) -> Verdict:
     """One verdict: ok when ``condition`` holds, else a failure saying ``message``; ``clause``
     names the clause of its rule it judges (``Rule.clauses``), None the rule as a whole.
 
     ``call`` (the call id the verdict is about) and ``events`` (indices in
     ``trace["events"]``: what shows the violation) are the failure's pointers: the report's
-    timeline marks exactly them. An ok verdict keeps none.
+    timeline marks exactly them. A verdict about the answer of an action that is no call (a
+    ``schemas`` listing, a ``register``) points at it by its index in the scenario's
+    ``actions`` (``action``). An ok verdict keeps none.
     """
     if condition:
         return Verdict(True, subject, clause=clause)
-    return Verdict(False, subject, message, clause, call, _indices(events))
+    return Verdict(False, subject, message, clause, call, _indices(events), _action(action))
+
+
+def _action(action: int | None) -> int | None:
+    """An action pointer: an index into the scenario's actions, or None."""
+    if action is not None and (
+        isinstance(action, bool) or not isinstance(action, int) or action < 0
+    ):
+        raise ValueError(
+            f"an action pointer is an index into the scenario's actions, not {action!r}"
+        )
+    return action
 
 
 def _indices(events: Iterable[int]) -> tuple[int, ...]:

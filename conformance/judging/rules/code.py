@@ -299,6 +299,7 @@ def CODE_4(view: View) -> Iterator[Verdict]:
                 answer["ok"] is False,
                 f"register@{index}({action['register']})",
                 "run_code is reserved: registering it must fail in every layer",
+                action=index,
             )
 
 

@@ -58,15 +58,15 @@ def _host_objects(value: Any) -> bool:
     return False
 
 
-def _listings(view: View) -> Iterator[tuple[str, Mapping[str, Any], list[Any]]]:
-    """(subject, schemas action, entries) for every schemas answer and its re-read."""
+def _listings(view: View) -> Iterator[tuple[str, int, list[Any]]]:
+    """(subject, action index, entries) for every schemas answer and its re-read."""
     for index, action, answer in view.answers("schemas"):
         scope = action["schemas"].get("scope")
         for part in ("schemas", "after"):
             if isinstance(answer.get(part), list):
                 yield (
                     f"schemas({scope}) [action {index}{', after' if part == 'after' else ''}]",
-                    action,
+                    index,
                     answer[part],
                 )
 
@@ -77,7 +77,7 @@ def _listings(view: View) -> Iterator[tuple[str, Mapping[str, Any], list[Any]]]:
 @rule("DEF-1", "Three layers")
 def DEF_1(view: View) -> Iterator[Verdict]:
     """Host-only and presentation layers never reach the model-visible schemas."""
-    for subject, _, entries in _listings(view):
+    for subject, index, entries in _listings(view):
         leaked = sorted(
             {str(k) for e in entries if isinstance(e, Mapping) for k in e if k in HIDDEN_FIELDS}
         )
@@ -87,6 +87,7 @@ def DEF_1(view: View) -> Iterator[Verdict]:
             subject,
             "model-visible schemas must carry no host-only or presentation field: "
             f"found fields {leaked} and host objects in entries {hosts}",
+            action=index,  # the schemas listing's answer
         )
 
 
@@ -177,6 +178,7 @@ def DEF_2(view: View) -> Iterator[Verdict]:
             "schemas() must build each entry by whitelist (exactly name, description, "
             "parameters): " + "; ".join(problems),
             clause="whitelist",
+            action=index,  # the schemas listing's answer
         )
         if "mutate" in action and isinstance(answer.get("after"), list):
             yield require(
@@ -185,6 +187,7 @@ def DEF_2(view: View) -> Iterator[Verdict]:
                 f"mutating the returned schemas at {action['mutate']['path']} changed what "
                 "schemas() returns next (not a copy)",
                 clause="copy",
+                action=index,
             )
 
 
@@ -358,6 +361,9 @@ class Registration:
     spec: Mapping[str, Any]
     ok: bool | None  # None: the trace does not say
     subject: str
+    #: The ``register`` action's index (what a verdict about it points at); None: set-up,
+    #: which no action makes and the timeline does not draw.
+    action: int | None = None
 
 
 @dataclass
@@ -402,7 +408,9 @@ def walk(view: View) -> Walk | None:
         if "register" in action and action["register"] in specs:
             key = action["register"]
             ok = answer.get("ok") if isinstance(answer.get("ok"), bool) else None
-            registration = Registration(key, specs[key], ok, f"register {key} [action {index}]")
+            registration = Registration(
+                key, specs[key], ok, f"register {key} [action {index}]", index
+            )
             out.registrations.append((registration, dict(active)))
             if ok and key not in active:
                 active[key] = specs[key]
@@ -456,6 +464,7 @@ def DEF_3(view: View) -> Iterator[Verdict]:
             registration.subject,
             f"a definition whose output is {registration.spec.get('output', 'missing')!r} "
             "(no schema and render function) must be refused at registration, but it was accepted",
+            action=registration.action,
         )
 
 
@@ -512,6 +521,7 @@ def DEF_4(view: View) -> Iterator[Verdict]:
                 registration.subject,
                 f"timeoutMs {registration.spec['timeoutMs']!r} is not a positive finite number; "
                 "registration must fail, but it was accepted",
+                action=registration.action,
             )
             continue
         layer = registration.spec.get("scope")
@@ -525,6 +535,7 @@ def DEF_4(view: View) -> Iterator[Verdict]:
                 registration.subject,
                 f"timeoutMs {registration.spec['timeoutMs']!r} is a positive finite number; "
                 "registration must accept it, but it was refused",
+                action=registration.action,
             )
     if view.mode == "code" or may_abort(view.scenario) or view.scenario.get("wrappers"):
         return
@@ -633,6 +644,7 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                 registration.ok is False,
                 registration.subject,
                 f"{spec['name']!r} is already registered {where}; a duplicate must be refused",
+                action=registration.action,
             )
         elif variants and clearly_valid(spec):
             yield require(
@@ -640,6 +652,7 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                 registration.subject,
                 f"{spec['name']!r} differs from {variants} only by case: it is another name, "
                 "not a duplicate, and its registration must succeed",
+                action=registration.action,
             )
         elif (
             layer is not None
@@ -650,6 +663,7 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                 registration.ok is True,
                 registration.subject,
                 f"registering {spec['name']!r} {where} over a global tool must succeed (shadowing)",
+                action=registration.action,
             )
     if view.mode == "code":
         return
@@ -721,6 +735,7 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                 f"schemas({scope}) [action {index}]",
                 f"schemas({scope}) must show the definitions that scope resolves (shadowing): "
                 + "; ".join(problems),
+                action=index,
             )
 
 
@@ -835,6 +850,7 @@ def DEF_6(view: View) -> Iterator[Verdict]:
                 f"schemas({scope}) [action {index}]",
                 f"after disposing {sorted(disposed)}, schemas({scope}) must list {sorted(want)} "
                 f"of them, but lists {sorted(got)}",
+                action=index,
             )
 
 

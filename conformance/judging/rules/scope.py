@@ -270,10 +270,11 @@ def SCOPE_2(view: View) -> Iterator[Verdict]:
             f"schemas({scope}) [action {index}]",
             "schemas, lookup and execution must resolve through one visibility view: "
             + "; ".join(problems),
-            # the first call that contradicts the listing, with every such call's last event;
-            # none: the listing alone (a schemas answer has no lane in the timeline)
+            # the listing, and the first call that contradicts it with every such call's last
+            # event
             call=named[0].id if named else None,
             events=[view.position(e) for c in named for e in c.events[-1:]],
+            action=index,
         )
     if view.mode != "code":
         return
