@@ -550,6 +550,18 @@ def timeline_html(
             f'<p class="note no-pointer">no pointer: {unpointed} violated verdict(s) name no '
             "call or event, so they mark nothing.</p>"
         )
+    registrations = _list(trace.get("registrations"))
+    marked = tl.registration_marks(marks)
+    if marked:  # the set-up registrations a violated verdict is about
+        out.append('<ul class="registrations">')
+        for i, on in sorted(marked.items()):
+            entry = registrations[i] if i < len(registrations) else None
+            extra, attrs = _violation_attrs(on)
+            out.append(
+                f'<li class="registration{extra}" data-index="{i}"{attrs}>set-up registration '
+                f"<code>{_e(_short(entry))}</code></li>"
+            )
+        out.append("</ul>")
     others = [
         (i, a)
         for i, a in enumerate(_list(scenario.get("actions")))

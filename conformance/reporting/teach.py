@@ -234,7 +234,9 @@ class Run:
             tl.Source(
                 rule_id,
                 f"{v.subject}: {v.message}",
-                Pointer(v.subject, v.call, v.events, v.action) if v.points else None,
+                Pointer(v.subject, v.call, v.events, v.action, v.registration)
+                if v.points
+                else None,
                 key,
             )
             for v in self.violations

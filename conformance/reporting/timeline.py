@@ -16,9 +16,9 @@ the same model:
 (:class:`~conformance.running.outcomes.Pointer`: ``Verdict.call``, ``Verdict.events``): the
 events at those indices are marked, and so is the answer of the call it names when it
 names no event, or of the action that is no call it names (``Pointer.action``: a
-``schemas`` listing, a ``register``). A verdict without pointers marks nothing -- its
-wording is never read for a call or a stage (issue 24) -- and the timeline says so ("no
-pointer").
+``schemas`` listing, a ``register``), or the outcome of the set-up registration it names
+(``Pointer.registration``). A verdict without pointers marks nothing -- its wording is
+never read for a call or a stage (issue 24) -- and the timeline says so ("no pointer").
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ __all__ = [
     "hits",
     "lanes",
     "layout",
+    "registration_marks",
     "resolve",
     "short",
     "text_timeline",
@@ -272,6 +273,7 @@ class Source:
             self.pointer.call is not None
             or bool(self.pointer.events)
             or self.pointer.action is not None
+            or self.pointer.registration is not None
         )
 
 
@@ -285,6 +287,7 @@ class Mark:
     events: frozenset[int]  # exactly these events
     pointed: bool  # False: the verdict carried no pointer, and marks nothing
     action: int | None = None  # an action that is no call: its answer is marked
+    registration: int | None = None  # a set-up registration (trace.registrations[i])
 
 
 def resolve(source: Source) -> Mark:
@@ -299,12 +302,22 @@ def resolve(source: Source) -> Mark:
         frozenset(pointer.events),
         True,
         pointer.action,
+        pointer.registration,
     )
 
 
 def action_marks(marks: Iterable[Mark], index: int) -> list[Mark]:
     """The marks on the answer of action ``index`` (an action that is no call)."""
     return [m for m in marks if m.pointed and m.action == index]
+
+
+def registration_marks(marks: Iterable[Mark]) -> dict[int, list[Mark]]:
+    """Set-up registration index -> the marks on its outcome."""
+    out: dict[int, list[Mark]] = {}
+    for mark in marks:
+        if mark.pointed and mark.registration is not None:
+            out.setdefault(mark.registration, []).append(mark)
+    return out
 
 
 @dataclass
@@ -423,6 +436,10 @@ def text_timeline(
         action = actions[i] if i < len(actions) else None
         answer = answers_of[i] if i < len(answers_of) else None
         out.append(f"{indent}✗ action #{i} {short(action, 60)} ⇒ {short(answer, 60)}")
+    registrations = _list(trace.get("registrations"))
+    for i in sorted(registration_marks(marks)):
+        entry = registrations[i] if i < len(registrations) else None
+        out.append(f"{indent}✗ set-up registration #{i} {short(entry, 100)}")
     unpointed = [s for s in sources if not s.pointed]
     if unpointed:
         out.append(

@@ -30,6 +30,9 @@ class Pointer:
     #: An action that is no call (a ``schemas`` listing, a ``register``) whose answer the
     #: verdict is about: its index in the scenario's actions (``Verdict.action``).
     action: int | None = None
+    #: A set-up registration whose outcome the verdict is about: its index in the trace's
+    #: ``registrations`` (``Verdict.registration``).
+    registration: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -39,6 +42,8 @@ class Pointer:
         }
         if self.action is not None:
             out["action"] = self.action
+        if self.registration is not None:
+            out["registration"] = self.registration
         return out
 
     @classmethod
@@ -46,12 +51,15 @@ class Pointer:
         data = data if isinstance(data, dict) else {}
         call = data.get("call")
         events = data.get("events")
-        action = data.get("action")
+        action, registration = data.get("action"), data.get("registration")
         return cls(
             str(data.get("subject", "")),
             None if call is None else str(call),
             tuple(e for e in (events if isinstance(events, list) else []) if isinstance(e, int)),
             action if isinstance(action, int) and not isinstance(action, bool) else None,
+            registration
+            if isinstance(registration, int) and not isinstance(registration, bool)
+            else None,
         )
 
 
@@ -61,7 +69,7 @@ def pointers(verdicts: Iterable[Verdict]) -> list[Pointer]:
     found = list(verdicts)
     if not any(v.points for v in found):
         return []
-    return [Pointer(v.subject, v.call, tuple(v.events), v.action) for v in found]
+    return [Pointer(v.subject, v.call, tuple(v.events), v.action, v.registration) for v in found]
 
 
 @dataclass

@@ -201,11 +201,12 @@ def _lanes(scenario: dict[str, Any]) -> set[str]:
 def unpointed(
     verdicts: Iterable[Verdict], scenario: dict[str, Any], trace: dict[str, Any]
 ) -> list[str]:
-    """The failing ``verdicts`` that do not point at their trace: one about a call of the
-    scenario (its subject names one) without ``call``; one naming a call that has events
-    in the trace but pointing at none of them (a call with no event is pointed at through
-    its answer, which the timeline marks); an index out of the trace. A verdict about an
-    action that is no call (a registration, a ``schemas`` listing) has no lane to point at."""
+    """The failing ``verdicts`` that do not point at their trace: one with no pointer at
+    all; one about a call of the scenario (its subject names one) without ``call``; one
+    naming a call that has events in the trace but pointing at none of them (a call with no
+    event is pointed at through its answer, which the timeline marks); an index out of the
+    trace. A verdict about an action that is no call (a ``schemas`` listing, a ``register``)
+    points at it (``action``), one about a set-up registration at it (``registration``)."""
     events = trace.get("events") or []
     calls = _lanes(scenario)
     with_events = {str(e.get("call")) for e in events}
@@ -214,13 +215,20 @@ def unpointed(
         if verdict.ok:
             continue
         about = set(re.findall(r"[^\s/,()\[\]]+", verdict.subject)) & calls
-        if verdict.call is None:
-            if about:
-                out.append(f"no call: {verdict.subject}: {verdict.message}")
+        if not verdict.points:
+            out.append(f"no pointer: {verdict.subject}: {verdict.message}")
+        elif verdict.call is None and about:
+            out.append(f"no call: {verdict.subject}: {verdict.message}")
         elif not verdict.events and verdict.call in with_events:
             out.append(f"no event: {verdict.subject}: {verdict.message}")
         if any(index >= len(events) for index in verdict.events):
             out.append(f"an index out of the trace: {verdict.subject}: {verdict.events}")
+        if verdict.action is not None and verdict.action >= len(scenario.get("actions", [])):
+            out.append(f"an action out of the scenario: {verdict.subject}: {verdict.action}")
+        if verdict.registration is not None and verdict.registration >= len(
+            trace.get("registrations") or []
+        ):
+            out.append(f"a registration out of the trace: {verdict.subject}")
     return out
 
 
@@ -288,15 +296,56 @@ def test_unpointed_finds_a_failure_that_points_nowhere() -> None:
     """The sweep's judge fails on verdicts that do not point (a check that cannot fail is
     none)."""
     scenario = {"actions": [{"call": {"callId": "c1"}}, {"batch": [{"callId": "c2"}]}]}
-    trace = {"events": [{"call": "c1", "stage": "body", "at": "enter"}]}
-    assert unpointed([Verdict(False, "c1", "m")], scenario, trace)  # no call
-    assert unpointed([Verdict(False, "batch@0 c2", "m")], scenario, trace)  # names c2
+    trace: dict[str, Any] = {"events": [{"call": "c1", "stage": "body", "at": "enter"}]}
+    assert unpointed([Verdict(False, "c1", "m")], scenario, trace)  # no pointer
+    assert unpointed([Verdict(False, "register(t)", "m")], scenario, trace)  # no pointer
+    assert unpointed([Verdict(False, "batch@0 c2", "m", action=1)], scenario, trace)  # no call
+    assert unpointed([Verdict(False, "schemas", "m", action=2)], scenario, trace)  # no action 2
+    assert unpointed([Verdict(False, "register(t)", "m", registration=0)], scenario, trace)
     assert unpointed([Verdict(False, "c1", "m", None, "c1")], scenario, trace)  # no event
     assert unpointed([Verdict(False, "c1", "m", None, "c1", (1,))], scenario, trace)  # past end
     pointed = [
         Verdict(False, "c1", "m", None, "c1", (0,)),
         Verdict(False, "c2", "m", None, "c2"),  # no event of c2: its answer
-        Verdict(False, "register(t)", "m"),  # no call: no lane
+        Verdict(False, "schemas(main) [action 0]", "m", action=0),  # a non-call action
+        Verdict(False, "register(t)", "m", registration=0),  # a set-up registration
         Verdict(True, "c1"),
     ]
+    trace["registrations"] = [{"key": "t", "ok": True}]
     assert unpointed(pointed, scenario, trace) == []
+
+
+def test_an_action_or_registration_pointer_marks_that_answer(tmp_path: Path) -> None:
+    """A verdict about a schemas listing (an action that is no call) or a set-up
+    registration points at it; the page marks it and nothing else, and the schema takes it."""
+    case = _case(None)
+    scenario, trace = case["scenario"], case["trace"]
+    assert isinstance(scenario, dict) and isinstance(trace, dict)
+    scenario["actions"].append({"schemas": {"scope": "main"}})
+    trace["actions"].append({"schemas": [{"name": "t", "x-secret": 1}]})
+    trace["registrations"] = [{"key": "t", "ok": True}]
+    case["required"] = ["a listing leaks a field", "run_code is reserved"]  # one per pointer
+    case["pointers"] = [
+        {"subject": "schemas(main) [action 2]", "call": None, "events": [], "action": 2},
+        {"subject": "register(t)", "call": None, "events": [], "registration": 0},
+    ]
+    failure = {"kind": "fail", "message": "body 'x' ran", "scenario": "generated/PRE-2"}
+    tree = parse(_page(case, tmp_path, failure))
+    marked = [(n.tag, n.attrs.get("data-index")) for n in tree.root.all("violation")]
+    assert sorted(marked) == [("li", "0"), ("li", "2")]
+    assert [n.attrs["data-index"] for n in tree.root.all("registration")] == ["0"]
+    assert _marked(_page(case, tmp_path, failure)) == ([], [])  # no lane is marked
+    # report.json keeps them (and only when set), and its schema takes them
+    from tests.kit.test_report import synthetic
+
+    document = report_json(synthetic())
+    document["rules"][1]["failures"][0]["pointers"] = case["pointers"]
+    validate(document, "report", "report.json")
+    kept = [Pointer.from_json(p) for p in case["pointers"]]
+    assert [p.to_json() for p in kept] == case["pointers"]
+    assert Pointer("c1", "c1", (1,)).to_json().keys() == {"subject", "call", "events"}
+    document["rules"][1]["failures"][0]["pointers"][0]["action"] = -1
+    from conformance.scenario.schema import FixtureError
+
+    with pytest.raises(FixtureError):
+        validate(document, "report", "report.json")

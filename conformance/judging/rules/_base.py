@@ -65,11 +65,20 @@ class Verdict:
     #: An action that is no call (a ``schemas`` listing, a ``register``) whose answer the
     #: verdict is about: its index in the scenario's actions (the timeline marks its answer).
     action: int | None = None
+    #: A set-up registration whose outcome the verdict is about: its index in
+    #: ``trace["registrations"]`` (the timeline lists it, marked).
+    registration: int | None = None
 
     @property
     def points(self) -> bool:
-        """Whether the verdict carries a pointer (a call, an event index or an action)."""
-        return self.call is not None or bool(self.events) or self.action is not None
+        """Whether the verdict carries a pointer (a call, an event index, an action or a
+        set-up registration)."""
+        return (
+            self.call is not None
+            or bool(self.events)
+            or self.action is not None
+            or self.registration is not None
+        )
 
 
 Check = Callable[[View], Iterator[Verdict]]
@@ -143,10 +152,20 @@ def fail(
     call: str | None = None,
     events: Iterable[int] = (),
     action: int | None = None,
+    registration: int | None = None,
 ) -> Verdict:
     """A failure saying ``message``, pointing at ``call`` and the trace ``events`` it rests
     on, or at a non-call ``action`` (see :func:`require`)."""
-    return Verdict(False, subject, message, clause, call, _indices(events), _action(action))
+    return Verdict(
+        False,
+        subject,
+        message,
+        clause,
+        call,
+        _indices(events),
+        _action(action),
+        _action(registration),
+    )
 
 
 def require(
@@ -158,6 +177,7 @@ def require(
     call: str | None = None,
     events: Iterable[int] = (),
     action: int | None = None,
+    registration: int | None = None,
 ) -> Verdict:
     """One verdict: ok when ``condition`` holds, else a failure saying ``message``; ``clause``
     names the clause of its rule it judges (``Rule.clauses``), None the rule as a whole.
@@ -166,21 +186,29 @@ def require(
     ``trace["events"]``: what shows the violation) are the failure's pointers: the report's
     timeline marks exactly them. A verdict about the answer of an action that is no call (a
     ``schemas`` listing, a ``register``) points at it by its index in the scenario's
-    ``actions`` (``action``). An ok verdict keeps none.
+    ``actions`` (``action``); one about a set-up registration's outcome by its index in
+    ``trace["registrations"]`` (``registration``). An ok verdict keeps none.
     """
     if condition:
         return Verdict(True, subject, clause=clause)
-    return Verdict(False, subject, message, clause, call, _indices(events), _action(action))
+    return Verdict(
+        False,
+        subject,
+        message,
+        clause,
+        call,
+        _indices(events),
+        _action(action),
+        _action(registration),
+    )
 
 
 def _action(action: int | None) -> int | None:
-    """An action pointer: an index into the scenario's actions, or None."""
+    """An action (or registration) pointer: an index, or None."""
     if action is not None and (
         isinstance(action, bool) or not isinstance(action, int) or action < 0
     ):
-        raise ValueError(
-            f"an action pointer is an index into the scenario's actions, not {action!r}"
-        )
+        raise ValueError(f"an action or registration pointer is an index, not {action!r}")
     return action
 
 

@@ -286,12 +286,13 @@ def CODE_4(view: View) -> Iterator[Verdict]:
     reserved = {t.get("key", t["name"]) for t in view.tool_specs if t["name"] == RUN_CODE}
     if not reserved:
         return
-    for registration in view.trace.get("registrations", []):
+    for position, registration in enumerate(view.trace.get("registrations", [])):
         if registration.get("key") in reserved:
             yield require(
                 registration.get("ok") is False,
                 f"register({registration.get('key')})",
                 "run_code is reserved: registering it must fail in every layer",
+                registration=position,
             )
     for index, action, answer in view.answers("register"):
         if action["register"] in reserved and "ok" in answer:

@@ -361,9 +361,11 @@ class Registration:
     spec: Mapping[str, Any]
     ok: bool | None  # None: the trace does not say
     subject: str
-    #: The ``register`` action's index (what a verdict about it points at); None: set-up,
-    #: which no action makes and the timeline does not draw.
+    #: The ``register`` action's index (what a verdict about it points at); None: set-up.
     action: int | None = None
+    #: A set-up registration's index in ``trace["registrations"]``; None: an action's, or
+    #: one the trace does not record.
+    recorded: int | None = None
 
 
 @dataclass
@@ -387,13 +389,17 @@ def walk(view: View) -> Walk | None:
     specs = {t.get("key", t["name"]): t for t in view.tool_specs}
     out = Walk()
     outcomes: dict[str, bool] = {}
-    for entry in view.trace.get("registrations", []):
+    recorded: dict[str, int] = {}
+    for position, entry in enumerate(view.trace.get("registrations", [])):
         outcomes.setdefault(str(entry.get("key")), bool(entry.get("ok")))
+        recorded.setdefault(str(entry.get("key")), position)
     active: dict[str, Mapping[str, Any]] = {}
     for key, spec in specs.items():
         if not spec.get("registered", True):
             continue
-        registration = Registration(key, spec, outcomes.get(key), f"register {key}")
+        registration = Registration(
+            key, spec, outcomes.get(key), f"register {key}", recorded=recorded.get(key)
+        )
         out.setup.append(registration)
         out.registrations.append((registration, dict(active)))
         if registration.ok:
@@ -465,6 +471,7 @@ def DEF_3(view: View) -> Iterator[Verdict]:
             f"a definition whose output is {registration.spec.get('output', 'missing')!r} "
             "(no schema and render function) must be refused at registration, but it was accepted",
             action=registration.action,
+            registration=registration.recorded,
         )
 
 
@@ -522,6 +529,7 @@ def DEF_4(view: View) -> Iterator[Verdict]:
                 f"timeoutMs {registration.spec['timeoutMs']!r} is not a positive finite number; "
                 "registration must fail, but it was accepted",
                 action=registration.action,
+                registration=registration.recorded,
             )
             continue
         layer = registration.spec.get("scope")
@@ -536,6 +544,7 @@ def DEF_4(view: View) -> Iterator[Verdict]:
                 f"timeoutMs {registration.spec['timeoutMs']!r} is a positive finite number; "
                 "registration must accept it, but it was refused",
                 action=registration.action,
+                registration=registration.recorded,
             )
     if view.mode == "code" or may_abort(view.scenario) or view.scenario.get("wrappers"):
         return
@@ -645,6 +654,7 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                 registration.subject,
                 f"{spec['name']!r} is already registered {where}; a duplicate must be refused",
                 action=registration.action,
+                registration=registration.recorded,
             )
         elif variants and clearly_valid(spec):
             yield require(
@@ -653,6 +663,7 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                 f"{spec['name']!r} differs from {variants} only by case: it is another name, "
                 "not a duplicate, and its registration must succeed",
                 action=registration.action,
+                registration=registration.recorded,
             )
         elif (
             layer is not None
@@ -664,6 +675,7 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                 registration.subject,
                 f"registering {spec['name']!r} {where} over a global tool must succeed (shadowing)",
                 action=registration.action,
+                registration=registration.recorded,
             )
     if view.mode == "code":
         return
