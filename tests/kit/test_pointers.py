@@ -189,7 +189,7 @@ def test_the_timeline_marks_what_the_pointers_name_not_the_wording(tmp_path: Pat
 
 def _lanes(scenario: dict[str, Any]) -> set[str]:
     """The call ids the scenario's actions make (the timeline's lanes of calls)."""
-    out = set()
+    out: set[str] = set()
     for action in scenario.get("actions", []):
         for kind in ("call", "executionMode"):
             if kind in action:
@@ -325,11 +325,12 @@ def test_an_action_or_registration_pointer_marks_that_answer(tmp_path: Path) -> 
     trace["actions"].append({"schemas": [{"name": "t", "x-secret": 1}]})
     trace["registrations"] = [{"key": "t", "ok": True}]
     case["required"] = ["a listing leaks a field", "run_code is reserved"]  # one per pointer
-    case["pointers"] = [
+    given: list[dict[str, Any]] = [
         {"subject": "schemas(main) [action 2]", "call": None, "events": [], "action": 2},
         {"subject": "register(t)", "call": None, "events": [], "registration": 0},
     ]
-    failure = {"kind": "fail", "message": "body 'x' ran", "scenario": "generated/PRE-2"}
+    case["pointers"] = given
+    failure: dict[str, object] = {"kind": "fail", "message": "x", "scenario": "generated/PRE-2"}
     tree = parse(_page(case, tmp_path, failure))
     marked = [(n.tag, n.attrs.get("data-index")) for n in tree.root.all("violation")]
     assert sorted(marked) == [("li", "0"), ("li", "2")]
@@ -339,10 +340,10 @@ def test_an_action_or_registration_pointer_marks_that_answer(tmp_path: Path) -> 
     from tests.kit.test_report import synthetic
 
     document = report_json(synthetic())
-    document["rules"][1]["failures"][0]["pointers"] = case["pointers"]
+    document["rules"][1]["failures"][0]["pointers"] = given
     validate(document, "report", "report.json")
-    kept = [Pointer.from_json(p) for p in case["pointers"]]
-    assert [p.to_json() for p in kept] == case["pointers"]
+    kept = [Pointer.from_json(p) for p in given]
+    assert [p.to_json() for p in kept] == given
     assert Pointer("c1", "c1", (1,)).to_json().keys() == {"subject", "call", "events"}
     document["rules"][1]["failures"][0]["pointers"][0]["action"] = -1
     from conformance.scenario.schema import FixtureError
