@@ -35,6 +35,7 @@ from typing import Any, Final
 
 from conformance.judging.model import CallView, View
 from conformance.judging.rules import Verdict, checker
+from conformance.judging.rules._base import require
 
 __all__ = [
     "CONTEXT_RULES",
@@ -207,7 +208,8 @@ def fixture_block(view: View) -> dict[str, list[Verdict]]:
         if call is None or not call.answered:
             for rule_id, clause in by_owner:
                 out.setdefault(rule_id, []).append(
-                    Verdict(False, subject, "the call returned no result", clause)
+                    # about the call's answer: its lane's answer is what is marked
+                    Verdict(False, subject, "the call returned no result", clause, call_id)
                 )
             continue
         for key, problem in _problems(view, call, {k: want[k] for k in keys}).items():
@@ -215,6 +217,7 @@ def fixture_block(view: View) -> dict[str, list[Verdict]]:
                 by_owner[owner].append(problem)
         for (rule_id, clause), problems in by_owner.items():
             out.setdefault(rule_id, []).append(
-                Verdict(not problems, subject, "; ".join(problems), clause)
+                # about the call's answer (what the block expects of it): the answer is marked
+                require(not problems, subject, "; ".join(problems), clause, call=call_id)
             )
     return out

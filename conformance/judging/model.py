@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from conformance.scenario.schema import listener_lifecycle, mutates_registry
 from conformance.seam.adapter import DEFAULT_CLOSED_FORMS
@@ -23,6 +23,7 @@ __all__ = [
     "MISSING",
     "STAGES",
     "CallView",
+    "Pointing",
     "View",
     "resolve",
     "scripted_throw",
@@ -316,6 +317,13 @@ def small_pool(action: Mapping[str, Any]) -> bool:
     return isinstance(pool, int) and not isinstance(pool, bool) and pool < 1
 
 
+class Pointing(TypedDict):
+    """A failing verdict's pointers as ``require``/``fail`` take them (``**view.at(...)``)."""
+
+    call: str
+    events: list[int]
+
+
 class View:
     """A scenario and its trace, joined."""
 
@@ -454,6 +462,37 @@ class View:
     def position(self, event: Mapping[str, Any]) -> int:
         """Position of ``event`` (one of the trace's own, by identity) in the whole event log."""
         return self._positions[id(event)]
+
+    def at(
+        self,
+        call: CallView,
+        events: Iterable[Mapping[str, Any]] = (),
+        *,
+        stage: str | None = None,
+        ident: str | None = None,
+        at: str | None = None,
+    ) -> Pointing:
+        """What a failure about ``call`` points at: the call, and the positions in
+        ``trace["events"]`` of ``events`` (the trace's own: what broke the rule), else of
+        the call's events of ``stage`` (of the callable ``ident``, of kind ``at``:
+        ``enter``, ``exit``, ``throw``...).
+
+        When that selects nothing, the failure is about an absence (a stage that should
+        have run and did not, a notification that never came): it points at the call's
+        last event, which shows where the call stopped; and at no event when the call has
+        none, so that its answer is what is marked."""
+        chosen = list(events)
+        if not chosen and stage is not None:
+            chosen = [
+                e
+                for e in call.events
+                if e.get("stage") == stage
+                and (ident is None or e.get("id") == ident)
+                and (at is None or e.get("at") == at)
+            ]
+        if not chosen:
+            chosen = call.events[-1:]
+        return {"call": call.id, "events": sorted({self.position(e) for e in chosen})}
 
     @cached_property
     def _first_event_after(self) -> list[int | None]:

@@ -28,10 +28,8 @@ What the report page shows, top to bottom:
   (``trace.actions[i]``) at the lane's end. What the violated verdicts point at carries
   the class ``violation``: the events at their indices (the ``pointers`` of the case, or
   of the report's failures), and the answer of a call a verdict names without an event.
-  A verdict without pointers is marked from its wording (the call its message starts
-  with, ``stage 'id'`` or a stage word; the answer when nothing matches): the fallback
-  in :mod:`conformance.reporting.timeline`, marked ``data-pointed="false"``, which issue
-  24's phase 2 deletes.
+  A verdict without pointers marks nothing: its wording is never read for a call or a
+  stage (issue 24).
 
 Everything read from the JSON comes from the implementation under test and is treated
 as hostile: every string goes through :func:`html.escape`; inline styles hold only

@@ -260,7 +260,7 @@ def _lesson_html(
     keys: list[str] | None = None
     if failing is not None and failing.trace is not None:
         every = tl.lanes(failing.scenario, failing.trace)
-        marks = [tl.resolve(s, [lane.key for lane in every]) for s in failing.sources(rule_id)]
+        marks = [tl.resolve(s) for s in failing.sources(rule_id)]
         keys = [lane.key for lane in tl.focus(every, marks, PAGE_LANES)[0]]
     elif passing.trace is not None:
         every = tl.lanes(passing.scenario, passing.trace)

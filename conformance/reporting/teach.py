@@ -228,13 +228,15 @@ class Run:
         return [v for v in self.verdicts if not v.ok]
 
     def sources(self, rule_id: str) -> list[tl.Source]:
-        """The violations as the timeline marks them (their pointers, else their wording)."""
+        """The violations as the timeline marks them (by their pointers)."""
         key = tl.trace_key(self.trace)
         return [
             tl.Source(
                 rule_id,
                 f"{v.subject}: {v.message}",
-                Pointer(v.subject, v.call, v.events) if v.points else None,
+                Pointer(v.subject, v.call, v.events, v.action, v.registration)
+                if v.points
+                else None,
                 key,
             )
             for v in self.violations
@@ -466,10 +468,7 @@ def _lesson_text(rule_id: str, lesson: Lesson) -> list[str]:
     keys: list[str] | None = None
     if lesson.failing is not None and lesson.failing.trace is not None:
         failing_lanes = tl.lanes(lesson.failing.scenario, lesson.failing.trace)
-        marks = [
-            tl.resolve(s, [lane.key for lane in failing_lanes])
-            for s in lesson.failing.sources(rule_id)
-        ]
+        marks = [tl.resolve(s) for s in lesson.failing.sources(rule_id)]
         keys = [lane.key for lane in tl.focus(failing_lanes, marks, TEXT_LANES)[0]]
     if passing.trace is not None:
         out += tl.text_timeline(
@@ -497,10 +496,6 @@ def _lesson_text(rule_id: str, lesson: Lesson) -> list[str]:
     if any(s.pointed for s in failing.sources(rule_id)):
         out += ["  ✗ marks what the violated verdict points at (its call and trace events).", ""]
     else:
-        out += [
-            "  ✗ marks what the violated message names (the verdict carries no pointer yet:",
-            "    read from its wording).",
-            "",
-        ]
+        out += ["  The violated verdict carries no pointer: nothing is marked.", ""]
     out += ["  Replay:", *(f"    {c}" for c in replay_commands(path, mutant.name))]
     return out

@@ -15,15 +15,15 @@ the same model:
 **What a violation marks.** A violated verdict carries *pointers*
 (:class:`~conformance.running.outcomes.Pointer`: ``Verdict.call``, ``Verdict.events``): the
 events at those indices are marked, and so is the answer of the call it names when it
-names no event. A verdict without pointers is marked by reading its wording -- the
-fallback at the end of this module, which issue 24's phase 2 deletes once every predicate
-fills its pointers.
+names no event, or of the action that is no call it names (``Pointer.action``: a
+``schemas`` listing, a ``register``), or the outcome of the set-up registration it names
+(``Pointer.registration``). A verdict without pointers marks nothing -- its wording is
+never read for a call or a stage (issue 24) -- and the timeline says so ("no pointer").
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -40,12 +40,14 @@ __all__ = [
     "Source",
     "Span",
     "aborting",
+    "action_marks",
     "answer_text",
     "event_text",
     "focus",
     "hits",
     "lanes",
     "layout",
+    "registration_marks",
     "resolve",
     "short",
     "text_timeline",
@@ -268,7 +270,10 @@ class Source:
     @property
     def pointed(self) -> bool:
         return self.pointer is not None and (
-            self.pointer.call is not None or bool(self.pointer.events)
+            self.pointer.call is not None
+            or bool(self.pointer.events)
+            or self.pointer.action is not None
+            or self.pointer.registration is not None
         )
 
 
@@ -279,26 +284,40 @@ class Mark:
     rules: set[str]
     message: str
     call: str | None  # a lane key, or None: every lane
-    events: frozenset[int]  # pointed: exactly these events
-    pointed: bool
-    # the fallback's guesses from the wording (pointed marks leave them empty)
-    named: list[tuple[str, str]] = field(default_factory=list)  # (stage, callable id)
-    stages: set[str] = field(default_factory=set)
-    answer: bool = False
+    events: frozenset[int]  # exactly these events
+    pointed: bool  # False: the verdict carried no pointer, and marks nothing
+    action: int | None = None  # an action that is no call: its answer is marked
+    registration: int | None = None  # a set-up registration (trace.registrations[i])
 
 
-def resolve(source: Source, lane_keys: Iterable[str]) -> Mark:
-    """What ``source`` marks in a trace whose lanes are ``lane_keys``."""
-    if source.pointed:
-        assert source.pointer is not None
-        return Mark(
-            {source.rule},
-            source.message,
-            source.pointer.call,
-            frozenset(source.pointer.events),
-            True,
-        )
-    return _guess(source.rule, source.message, lane_keys)
+def resolve(source: Source) -> Mark:
+    """What ``source`` marks: what its pointer names (nothing, without one)."""
+    pointer = source.pointer if source.pointed else None
+    if pointer is None:
+        return Mark({source.rule}, source.message, None, frozenset(), False)
+    return Mark(
+        {source.rule},
+        source.message,
+        pointer.call,
+        frozenset(pointer.events),
+        True,
+        pointer.action,
+        pointer.registration,
+    )
+
+
+def action_marks(marks: Iterable[Mark], index: int) -> list[Mark]:
+    """The marks on the answer of action ``index`` (an action that is no call)."""
+    return [m for m in marks if m.pointed and m.action == index]
+
+
+def registration_marks(marks: Iterable[Mark]) -> dict[int, list[Mark]]:
+    """Set-up registration index -> the marks on its outcome."""
+    out: dict[int, list[Mark]] = {}
+    for mark in marks:
+        if mark.pointed and mark.registration is not None:
+            out.setdefault(mark.registration, []).append(mark)
+    return out
 
 
 @dataclass
@@ -314,16 +333,15 @@ class Hits:
 def hits(lane: Lane, spans: Sequence[Span], marks: Iterable[Mark]) -> Hits:
     """What ``marks`` hit in ``lane``.
 
-    A pointed mark hits the events at its indices (and the spans they open), and the
-    answer of the call it names when it names no event. A guessed one: see :func:`_guessed`.
+    A mark hits the events at its indices (and the spans they open), and the answer of
+    the call it names when it names no event; a mark without a pointer hits nothing.
     """
     out = Hits()
     for mark in marks:
-        if mark.pointed:
-            found = [i for i, _ in lane.events if i in mark.events]
-            on_answer = not mark.events and mark.call == lane.key and lane.in_actions
-        else:
-            found, on_answer = _guessed(lane, mark)
+        if not mark.pointed:
+            continue
+        found = [i for i, _ in lane.events if i in mark.events]
+        on_answer = not mark.events and mark.call == lane.key and lane.in_actions
         for i in found:
             out.events.setdefault(i, []).append(mark)
         for span in spans:
@@ -373,7 +391,7 @@ def text_timeline(
     caller's signal. At most ``limit`` lanes (the marked ones first), or exactly the lanes
     ``keys`` names (another trace's: its passing twin shows the same calls)."""
     every = lanes(scenario, trace)
-    marks = [resolve(s, [lane.key for lane in every]) for s in sources]
+    marks = [resolve(s) for s in sources]
     if keys is not None:
         shown = [lane for lane in every if lane.key in keys]
         hidden = len(every) - len(shown)
@@ -413,6 +431,21 @@ def text_timeline(
     out = [line.rstrip() for line in out]
     if hidden:
         out.append(f"{indent}({hidden} more call(s) not shown)")
+    actions, answers_of = _list(scenario.get("actions")), _list(trace.get("actions"))
+    for i in sorted({m.action for m in marks if m.pointed and m.action is not None}):
+        action = actions[i] if i < len(actions) else None
+        answer = answers_of[i] if i < len(answers_of) else None
+        out.append(f"{indent}✗ action #{i} {short(action, 60)} ⇒ {short(answer, 60)}")
+    registrations = _list(trace.get("registrations"))
+    for i in sorted(registration_marks(marks)):
+        entry = registrations[i] if i < len(registrations) else None
+        out.append(f"{indent}✗ set-up registration #{i} {short(entry, 100)}")
+    unpointed = [s for s in sources if not s.pointed]
+    if unpointed:
+        out.append(
+            f"{indent}(no pointer: {len(unpointed)} violated verdict(s) name no call or event, "
+            "so they mark nothing)"
+        )
     return out
 
 
@@ -439,57 +472,3 @@ def _clip(text: str, width: int) -> str:
 
 def _pad(text: str, width: int) -> str:
     return text + " " * max(0, width - len(text))
-
-
-# --------------------------------------------------------------------------
-# FALLBACK: guessing the call and the stage from a message's wording.
-#
-# Only for verdicts that carry no pointer (every predicate, until issue 24's phase 2
-# makes each fill ``call`` and ``events``); phase 2 deletes this section, with
-# :func:`_guess` and :func:`_guessed`.
-# --------------------------------------------------------------------------
-
-_NAMED = re.compile(
-    r"\b(pre-execute|post-execute|guard|wrapper|body|result|finalize|finalizeContent|approval|"
-    r"classifier|observer|listener)\s+'([^']*)'"
-)
-_WORDS: Final = (
-    (re.compile(r"\bpre-execute\b"), "pre-execute"),
-    (re.compile(r"\bpost-execute\b"), "post-execute"),
-    (re.compile(r"\bapprov(?:al|er|ed)s?\b"), "approval"),
-    (re.compile(r"\bguards?\b"), "guard"),
-    (re.compile(r"\bwrappers?\b"), "wrapper"),
-    (re.compile(r"\bbody\b"), "body"),
-    (re.compile(r"\bfinaliz\w*"), "finalize"),
-    (re.compile(r"\bobservers?\b"), "result"),
-    (re.compile(r"\bclassifier\b"), "classifier"),
-)
-_ANSWER = re.compile(
-    r"\bisError\b|\bcode\b|error\.message|\bresults?\b|\bfailure\b|executionMode|\bexclusive\b"
-    r"|\bparallel\b|\bINVALID_ARGS\b|\bABORTED\w*"
-)
-_SUBJECT = re.compile(r"\s*(?:[\w-]+[(\[])?([^\s:()\[\]]+)[)\]]?:\s")
-_ALIASES: Final = {"finalizeContent": "finalize", "observer": "result", "listener": ""}
-
-
-def _guess(rule_id: str, message: str, lane_keys: Iterable[str]) -> Mark:
-    """FALLBACK (phase 2 deletes it): the call, stages and callables a message names."""
-    match = _SUBJECT.match(message)
-    call = match.group(1) if match and match.group(1) in set(lane_keys) else None
-    named = [(_ALIASES.get(s, s), i) for s, i in _NAMED.findall(message)]
-    stages = {stage for pattern, stage in _WORDS if pattern.search(message)}
-    return Mark(
-        {rule_id}, message, call, frozenset(), False, named, stages, bool(_ANSWER.search(message))
-    )
-
-
-def _guessed(lane: Lane, mark: Mark) -> tuple[list[int], bool]:
-    """FALLBACK (phase 2 deletes it): (events hit, whether the answer is) for a guessed mark:
-    the callables it names, else the stages it names; the answer when it speaks of results
-    or nothing else matched."""
-    if mark.call is not None and mark.call != lane.key:
-        return [], False
-    found = [i for i, e in lane.events if (str(e.get("stage")), str(e.get("id", ""))) in mark.named]
-    if not found:
-        found = [i for i, e in lane.events if e.get("stage") in mark.stages]
-    return found, (mark.answer or not found) and lane.in_actions

@@ -24,7 +24,8 @@ __all__ = ["case_sources", "legend", "timeline_html"]
 
 def _violation_attrs(marks: Sequence[tl.Mark]) -> tuple[str, str]:
     """(extra class, data attributes) for an element some violated verdicts point at:
-    ``data-pointed`` says whether any of them carried a pointer (else: from wording)."""
+    ``data-pointed`` says whether any of them carried a pointer (always, now that a verdict
+    without one marks nothing)."""
     if not marks:
         return "", ""
     rules = sorted({r for m in marks for r in m.rules})
@@ -50,9 +51,8 @@ def timeline_html(
     ``log``: add the list of every event in trace order (each event's title says the same)."""
     every = tl.lanes(scenario, trace)
     shown = every if keys is None else [lane for lane in every if lane.key in keys]
-    lane_keys = [lane.key for lane in every]
     this = tl.trace_key(trace)
-    marks = [tl.resolve(s, lane_keys) for s in sources if s.trace in (None, this)]
+    marks = [tl.resolve(s) for s in sources if s.trace in (None, this)]
     aborting = tl.aborting(scenario)
     count = len(_list(trace.get("events")))
     columns = f"grid-template-columns: var(--label) repeat({count}, var(--col)) var(--answer)"
@@ -69,7 +69,8 @@ def timeline_html(
             f'<p class="note hidden-lanes">{len(every) - len(shown)} more call(s) of this '
             "trace not drawn.</p>"
         )
-    out += _actions_html(scenario, trace)
+    out += _unpointed_html(marks, trace)
+    out += _actions_html(scenario, trace, marks)
     if log:
         out.append('<details class="log"><summary>events in trace order</summary><ol start="0">')
         for index, event in enumerate(_list(trace.get("events"))):
@@ -151,7 +152,34 @@ def _lane_html(
     return out
 
 
-def _actions_html(scenario: Mapping[str, Any], trace: Mapping[str, Any]) -> list[str]:
+def _unpointed_html(marks: Sequence[tl.Mark], trace: Mapping[str, Any]) -> list[str]:
+    """The note for verdicts that point at nothing, and the set-up registrations a violated
+    verdict is about."""
+    out: list[str] = []
+    unpointed = sum(not m.pointed for m in marks)
+    if unpointed:
+        out.append(
+            f'<p class="note no-pointer">no pointer: {unpointed} violated verdict(s) name no '
+            "call or event, so they mark nothing.</p>"
+        )
+    registrations = _list(trace.get("registrations"))
+    marked = tl.registration_marks(marks)
+    if marked:
+        out.append('<ul class="registrations">')
+        for i, on in sorted(marked.items()):
+            entry = registrations[i] if i < len(registrations) else None
+            extra, attrs = _violation_attrs(on)
+            out.append(
+                f'<li class="registration{extra}" data-index="{i}"{attrs}>set-up registration '
+                f"<code>{_e(_short(entry))}</code></li>"
+            )
+        out.append("</ul>")
+    return out
+
+
+def _actions_html(
+    scenario: Mapping[str, Any], trace: Mapping[str, Any], marks: Sequence[tl.Mark]
+) -> list[str]:
     """The scenario's other actions (no call) with what each answered."""
     out: list[str] = []
     others = [
@@ -164,9 +192,10 @@ def _actions_html(scenario: Mapping[str, Any], trace: Mapping[str, Any]) -> list
         out.append('<ul class="actions">')
         for i, action in others:
             answer = answers_of[i] if i < len(answers_of) else None
+            extra, attrs = _violation_attrs(tl.action_marks(marks, i))
             out.append(
-                f'<li class="action" data-index="{i}"><code>{_e(_short(action))}</code> → '
-                f"<code>{_e(_short(answer))}</code></li>"
+                f'<li class="action{extra}" data-index="{i}"{attrs}><code>{_e(_short(action))}'
+                f"</code> → <code>{_e(_short(answer))}</code></li>"
             )
         out.append("</ul>")
     return out
@@ -192,7 +221,7 @@ def case_sources(
 ) -> list[tl.Source]:
     """The violated verdicts of ``rid`` as marks on its case's trace: the case's own
     ``pointers`` (one per ``required`` message), else the pointers of the report's failures
-    with that case, else -- the wording fallback -- the messages shown."""
+    with that case, else the messages shown (without a pointer: they mark nothing)."""
     if case is not None:
         key = tl.trace_key(case.get("trace"))
         required = [str(m) for m in _list(case.get("required"))]

@@ -28,29 +28,49 @@ class Pointer:
     subject: str
     call: str | None = None
     events: tuple[int, ...] = ()
+    #: An action that is no call (a ``schemas`` listing, a ``register``) whose answer the
+    #: verdict is about: its index in the scenario's actions (``Verdict.action``).
+    action: int | None = None
+    #: A set-up registration whose outcome the verdict is about: its index in the trace's
+    #: ``registrations`` (``Verdict.registration``).
+    registration: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"subject": self.subject, "call": self.call, "events": list(self.events)}
+        out: dict[str, Any] = {
+            "subject": self.subject,
+            "call": self.call,
+            "events": list(self.events),
+        }
+        if self.action is not None:
+            out["action"] = self.action
+        if self.registration is not None:
+            out["registration"] = self.registration
+        return out
 
     @classmethod
     def from_json(cls, data: Any) -> Pointer:
         data = data if isinstance(data, dict) else {}
         call = data.get("call")
         events = data.get("events")
+        action, registration = data.get("action"), data.get("registration")
         return cls(
             str(data.get("subject", "")),
             None if call is None else str(call),
             tuple(e for e in (events if isinstance(events, list) else []) if isinstance(e, int)),
+            action if isinstance(action, int) and not isinstance(action, bool) else None,
+            registration
+            if isinstance(registration, int) and not isinstance(registration, bool)
+            else None,
         )
 
 
 def pointers(verdicts: Iterable[Verdict]) -> list[Pointer]:
     """The pointers of ``verdicts`` (a failure's joined verdicts), one each, in order; empty
-    when none of them points (a verdict without pointers is shown from its wording)."""
+    when none of them points (then the failure marks nothing in the timeline)."""
     found = list(verdicts)
     if not any(v.points for v in found):
         return []
-    return [Pointer(v.subject, v.call, tuple(v.events)) for v in found]
+    return [Pointer(v.subject, v.call, tuple(v.events), v.action, v.registration) for v in found]
 
 
 @dataclass

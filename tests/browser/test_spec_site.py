@@ -32,11 +32,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "docs" / "spec"
 PAGES = sorted(p for p in SITE.glob("*.html") if p.name != "index.html")
 
-#: What a failing timeline may mark: the events the violated verdicts point at, or the
-#: answer of the call one names without an event. (The wording fallback marks only an
-#: answer where a message names no stage; once every predicate fills its event pointers,
-#: issue 24's phase 2, this becomes ("event",).)
-MARKED = ("event", "answer")
+#: What a failing timeline may mark: the events the violated verdicts point at, the
+#: answer of the call one names without an event (a fixture's ``expect`` block judges the
+#: call's answer; a call with no event has only its answer), or the answer of an action
+#: that is no call (a ``schemas`` listing), or a set-up registration's outcome. Nothing is
+#: read from wording.
+MARKED = ("event", "answer", "action", "registration")
 
 pytestmark = [
     pytest.mark.browser,

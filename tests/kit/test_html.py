@@ -15,7 +15,7 @@ from conformance.cli.main import main
 from conformance.reporting.compare import compare
 from conformance.reporting.html import comparison_html, load_cases, report_html
 from conformance.reporting.report import report_json, write_reports
-from conformance.running.outcomes import Failure, RuleOutcome, RunResult
+from conformance.running.outcomes import Failure, Pointer, RuleOutcome, RunResult
 from conformance.seam.adapter import AdapterInfo
 from tests.kit.test_report import synthetic
 
@@ -140,7 +140,11 @@ def hostile_result(tmp_path: Path) -> RunResult:
     result.implementation = AdapterInfo(HOSTILE, "1.2", "rust", frozenset({"approval"}))
     for outcome in result.rules:
         if outcome.id == "PRE-2":
-            outcome.failures = [Failure(f"c1: body '{HOSTILE}' ran", "generated/X", case)]
+            # it points at c1's body (event 3), as the message says
+            pointers = [Pointer("c1", "c1", (3,))]
+            outcome.failures = [
+                Failure(f"c1: body '{HOSTILE}' ran", "generated/X", case, pointers=pointers)
+            ]
             outcome.title = HOSTILE
     return result
 
@@ -176,7 +180,8 @@ def test_synthetic_report_page(tmp_path: Path) -> None:
     assert [e.attrs["data-stage"] for e in events][:4] == ["guard", "guard", "wrapper", "body"]
     spans = {s.attrs["data-stage"]: s for s in lanes["c1"].all("span")}
     assert set(spans) == {"guard", "wrapper", "body"}
-    assert "violation" in spans["body"].classes  # "body '...' ran" names the body
+    assert "violation" in spans["body"].classes  # the pointer names the body's entry
+    assert "violation" not in spans["guard"].classes and "no pointer" not in page
     mutations = [e for e in events if "mutate" in e.classes]
     assert [m.attrs["data-raised"] for m in mutations] == ["false", "false"]
     assert lanes["c2"].all("span")[0].attrs["data-closed-by"] == "nothing"  # no exit: open
@@ -229,9 +234,17 @@ def test_rc8_findings_by_root_cause() -> None:
         assert calls <= lanes
         shown = [e for lane in timeline.all("lane") for e in lane.all("event")]
         assert len(shown) == len(case["trace"]["events"])
-        assert timeline.all("violation"), timeline.attrs["data-case"]
-    body = [s for s in shared.all("span") if s.attrs["data-stage"] == "body"]
-    assert body and "violation" in body[0].classes
+        # a case published with pointers marks what they name; one published before the
+        # predicates pointed (issue 24) marks nothing and says so (a finding's other rules'
+        # unpointed verdicts may add the note to a pointed one)
+        pointed = bool(case.get("pointers")) or any(
+            f.get("pointers") and f.get("counterexample") == timeline.attrs["data-case"]
+            for r in document["rules"]
+            for f in r["failures"]
+        )
+        notes = [n for n in timeline.every() if "no-pointer" in n.classes]
+        assert bool(timeline.all("violation")) == pointed, timeline.attrs["data-case"]
+        assert pointed or notes, timeline.attrs["data-case"]
 
 
 def test_rc8_rules_sharing_a_case_show_its_trace_once() -> None:

@@ -76,7 +76,10 @@ def test_the_case_beside_the_page_replays_as_its_commands_say(
     document = json.loads(case.read_text(encoding="utf-8"))
     assert document["rule"] == "PRE-3"
     assert document["implementation"]["name"] == "pre.ask-without-service-allows"
-    assert len(document["required"]) == 2 and "pointers" not in document  # phase 1: none yet
+    # issue 24: one pointer per violated verdict, each naming the call (and its events)
+    assert len(document["required"]) == len(document["pointers"]) == 2
+    assert all(p["call"] for p in document["pointers"])
+    assert document["pointers"][0]["events"]  # the predicate's: the body that ran
     assert main(["replay", str(case), "--adapter", "mutant:pre.ask-without-service-allows"]) == 1
     assert "still FAILING: PRE-3" in capsys.readouterr().out
     assert main(["replay", str(case), "--adapter", "reference"]) == 0

@@ -17,8 +17,10 @@ timing the spec leaves open.
 A failing verdict also *points* at what it rests on: the call id it is about (``call``)
 and the positions in ``trace["events"]`` that show the violation (``events``). The
 runner keeps them per failure (``report.json``, the counterexample case) and the report's
-timeline highlights exactly those; a verdict without pointers is highlighted from its
-wording, a fallback that goes once every predicate fills them (issue 24).
+timeline highlights exactly those; a verdict without pointers highlights nothing (issue
+24): every predicate fills them (:meth:`~conformance.judging.model.View.at`) except for a
+verdict about an action that is no call (a registration, a ``schemas`` listing), which has
+no lane to point at.
 """
 
 from __future__ import annotations
@@ -60,11 +62,23 @@ class Verdict:
     call: str | None = None
     #: The indices in ``trace["events"]`` the verdict rests on (what the timeline marks).
     events: tuple[int, ...] = ()
+    #: An action that is no call (a ``schemas`` listing, a ``register``) whose answer the
+    #: verdict is about: its index in the scenario's actions (the timeline marks its answer).
+    action: int | None = None
+    #: A set-up registration whose outcome the verdict is about: its index in
+    #: ``trace["registrations"]`` (the timeline lists it, marked).
+    registration: int | None = None
 
     @property
     def points(self) -> bool:
-        """Whether the verdict carries a pointer (a call or an event index)."""
-        return self.call is not None or bool(self.events)
+        """Whether the verdict carries a pointer (a call, an event index, an action or a
+        set-up registration)."""
+        return (
+            self.call is not None
+            or bool(self.events)
+            or self.action is not None
+            or self.registration is not None
+        )
 
 
 Check = Callable[[View], Iterator[Verdict]]
@@ -137,10 +151,21 @@ def fail(
     clause: str | None = None,
     call: str | None = None,
     events: Iterable[int] = (),
+    action: int | None = None,
+    registration: int | None = None,
 ) -> Verdict:
     """A failure saying ``message``, pointing at ``call`` and the trace ``events`` it rests
-    on (see :func:`require`)."""
-    return Verdict(False, subject, message, clause, call, _indices(events))
+    on, or at a non-call ``action`` (see :func:`require`)."""
+    return Verdict(
+        False,
+        subject,
+        message,
+        clause,
+        call,
+        _indices(events),
+        _action(action),
+        _action(registration),
+    )
 
 
 def require(
@@ -151,17 +176,40 @@ def require(
     *,
     call: str | None = None,
     events: Iterable[int] = (),
+    action: int | None = None,
+    registration: int | None = None,
 ) -> Verdict:
     """One verdict: ok when ``condition`` holds, else a failure saying ``message``; ``clause``
     names the clause of its rule it judges (``Rule.clauses``), None the rule as a whole.
 
     ``call`` (the call id the verdict is about) and ``events`` (indices in
     ``trace["events"]``: what shows the violation) are the failure's pointers: the report's
-    timeline marks exactly them. An ok verdict keeps none.
+    timeline marks exactly them. A verdict about the answer of an action that is no call (a
+    ``schemas`` listing, a ``register``) points at it by its index in the scenario's
+    ``actions`` (``action``); one about a set-up registration's outcome by its index in
+    ``trace["registrations"]`` (``registration``). An ok verdict keeps none.
     """
     if condition:
         return Verdict(True, subject, clause=clause)
-    return Verdict(False, subject, message, clause, call, _indices(events))
+    return Verdict(
+        False,
+        subject,
+        message,
+        clause,
+        call,
+        _indices(events),
+        _action(action),
+        _action(registration),
+    )
+
+
+def _action(action: int | None) -> int | None:
+    """An action (or registration) pointer: an index, or None."""
+    if action is not None and (
+        isinstance(action, bool) or not isinstance(action, int) or action < 0
+    ):
+        raise ValueError(f"an action or registration pointer is an index, not {action!r}")
+    return action
 
 
 def _indices(events: Iterable[int]) -> tuple[int, ...]:

@@ -234,7 +234,19 @@ def disagreements(
             f"{twin.direct.id}/{twin.nested_id}",
             f"the same call as a {twin.path} must agree with the model-direct "
             f"{twin.direct.id} ({why}): " + "; ".join(problems),
+            # the nested execution's lane: its events of the disagreeing stages and the
+            # model-direct twin's (all of them when the stages are not events: the outcome)
+            call=str(twin.nested_id),
+            events=_pointed(view, twin, facts),
         )
+
+
+def _pointed(view: View, twin: Twin, facts: tuple[str, ...]) -> list[int]:
+    """The positions of the events of both twins in the stages ``facts`` name (every event
+    of the nested execution when none does, or when the facts are only the outcome)."""
+    stages = set(facts) - {"outcome"}
+    chosen = [e for e in (*twin.events, *twin.direct.events) if e.get("stage") in stages]
+    return [view.position(e) for e in chosen or twin.events]
 
 
 def _cached(view: View) -> list[Twin]:

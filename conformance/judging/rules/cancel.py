@@ -62,12 +62,15 @@ def CANCEL_1(view: View) -> Iterator[Verdict]:
             "a call without a signal must be refused before any stage (an error or a raise), "
             f"but it {'was not refused' if not refused else 'was refused'}"
             + (f" after reaching {stages}" if stages else ""),
+            # the stages it reached; none: its last event, or (no event) its answer
+            **view.at(call, [e for e in call.events if e.get("at") == "enter"]),
         )
     quiet = not may_abort(view.scenario, deadline=True)
     for call in view.calls:
         if not call.returned or call.spec.get("abortBefore"):
             continue
         problems: list[str] = []
+        wrong: list[Mapping[str, Any]] = []  # the observations that showed the wrong signal
         checked = False
         seen: dict[tuple[str, str], int] = {}
         for e in call.observations("signal"):
@@ -83,6 +86,7 @@ def CANCEL_1(view: View) -> Iterator[Verdict]:
                     problems.append(
                         f"{stage} {ident!r} saw an aborted signal though nobody aborted"
                     )
+                    wrong.append(e)
                 continue
             # None for approval requests and log records: they need not carry a signal.
             steps = script_of(view, call, stage, ident, static_only=False)
@@ -94,9 +98,13 @@ def CANCEL_1(view: View) -> Iterator[Verdict]:
                         f"{stage} {ident!r} aborted the caller's signal but its signal did not "
                         "show it"
                     )
+                    wrong.append(e)
         if checked:
             yield require(
-                not problems, call.id, "; ".join(problems) + " (the signal must be the caller's)"
+                not problems,
+                call.id,
+                "; ".join(problems) + " (the signal must be the caller's)",
+                **view.at(call, wrong),
             )
 
 
@@ -189,17 +197,18 @@ def CANCEL_2(view: View) -> Iterator[Verdict]:
                 call.id,
                 "already aborted on entry: the body must not run",
                 clause="body",
+                **view.at(call, stage="body"),
             )
-            stages = sorted(
-                {str(e.get("stage")) for e in call.events}
-                & {"pre-execute", "approval", "guard", "wrapper", "post-execute"}
-            )
+            skipped = {"pre-execute", "approval", "guard", "wrapper", "post-execute"}
+            reached = [e for e in call.events if e.get("stage") in skipped]
+            stages = sorted({str(e.get("stage")) for e in reached})
             yield require(
                 not stages,
                 call.id,
                 "already aborted on entry: the call must skip every stage up to finalizeContent "
                 f"(policy, wrappers, the body, post-execute); entered {stages}",
                 clause="stages",
+                **view.at(call, reached),
             )
             if not call.returned:  # a declared closed form: closed, with no result to code
                 yield require(True, call.id, "", clause="code")
@@ -224,6 +233,8 @@ def CANCEL_2(view: View) -> Iterator[Verdict]:
                 call.id,
                 "already aborted on entry: " + "; ".join(problems),
                 clause="code",
+                # about the answer: the notifications that published it, else the last event
+                **view.at(call, call.entered("result")),
             )
             continue
         if not valid:
@@ -236,6 +247,7 @@ def CANCEL_2(view: View) -> Iterator[Verdict]:
             call.id,
             f"cancelled in {where} before dispatch: the body must not run",
             clause="body",
+            **view.at(call, stage="body"),
         )
         if not call.returned:  # a declared closed form: closed, with no result to code
             yield require(True, call.id, "", clause="code")
@@ -254,6 +266,10 @@ def CANCEL_2(view: View) -> Iterator[Verdict]:
             "(or the denial that also happened; any error when finalizeContent threw), "
             f"published once; got isError={call.is_error}, code={call.code}, "
             f"notifications={call.notifications}",
+            # the abort before dispatch (the body that ran, when it did), else the last event
+            # the body that ran and the notifications that published the result, else the
+            # call's last event (what it did instead)
+            **view.at(call, [*call.entered("body"), *call.entered("result")]),
             clause="code",
         )
 
@@ -311,6 +327,7 @@ def CANCEL_3(view: View) -> Iterator[Verdict]:
                 call.id,
                 "the caller aborted after the body started and the finalizer threw: the result "
                 "must still be an error",
+                **view.at(call, stage="finalize", at="throw"),
             )
         elif "throw" in end:
             yield require(
@@ -318,6 +335,7 @@ def CANCEL_3(view: View) -> Iterator[Verdict]:
                 call.id,
                 "the body threw after the abort: the body error is more specific and must stay "
                 f"(got code {call.code})",
+                **view.at(call, stage="body", at="throw"),
             )
         elif _would_succeed(spec, end["return"]):
             yield require(
@@ -326,6 +344,7 @@ def CANCEL_3(view: View) -> Iterator[Verdict]:
                 "the caller aborted after the body started and the body succeeded: the result "
                 "must be ABORTED "
                 f"(got isError={call.is_error}, code={call.code})",
+                **view.at(call, stage="body", at="exit"),
             )
 
 
@@ -348,6 +367,8 @@ def CANCEL_4(view: View) -> Iterator[Verdict]:
                 False,
                 call.id,
                 "the call returned but its body never settled: the registry abandoned it",
+                # the body's entry that never closed
+                **view.at(call, stage="body"),
             )
             continue
         end = view.position(settled[-1])
@@ -358,6 +379,8 @@ def CANCEL_4(view: View) -> Iterator[Verdict]:
             "the registry must wait for the started body to settle, however long it ignores the "
             "abort; "
             f"{early} happened before the body settled",
+            call=call.id,
+            events=[end, *(view.position(e) for e in later if view.position(e) < end)],
         )
 
 

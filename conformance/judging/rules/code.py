@@ -60,6 +60,8 @@ def CODE_1(view: View) -> Iterator[Verdict]:
             "policy stage, with a "
             f"message mentioning run_code; got code={call.code}, stages entered={stages}, "
             f"message={message!r}",
+            # the stages it entered; none: its answer (or its last event)
+            **view.at(call, [e for e in call.events if e.get("stage") in stages]),
         )
 
 
@@ -96,6 +98,8 @@ def CODE_2(view: View) -> Iterator[Verdict]:
                     call.id,
                     f"under mode {view.mode} a model-direct call to a visible native tool must "
                     "execute, not UNKNOWN_TOOL",
+                    # about the answer: the call's last event, or its answer when it has none
+                    **view.at(call),
                 )
     if view.mode == "native":
         return
@@ -124,6 +128,7 @@ def CODE_2(view: View) -> Iterator[Verdict]:
     if not expected:
         return
     problems: list[str] = []
+    shown: list[Mapping[str, Any]] = []  # the sub-dispatches of a miscounted tool
     # the sub-dispatches of the run_code calls (not a composite tool's nested calls)
     runs = {call.id: call for call in outer}
     events = [e for call in runs.values() for e in during(view, call)]
@@ -141,10 +146,14 @@ def CODE_2(view: View) -> Iterator[Verdict]:
                 f"{count} sub-dispatch(es) of {name!r} should each enter {stage} with a parent; "
                 f"saw {len(seen)}"
             )
+            shown += seen
     yield require(
         not problems,
         ",".join(sorted({c.id for c in outer})),
         "a run_code program's calls must go through the full pipeline: " + "; ".join(problems),
+        # the sub-dispatches it miscounted; none entered: the first run_code call's own events
+        call=outer[0].id,
+        events=[view.position(e) for e in shown or outer[0].events],
     )
 
 
@@ -176,6 +185,12 @@ def CODE_3(view: View) -> Iterator[Verdict]:
             run.id,
             "a throwing dispatch-log listener must fall back to the original content, the "
             f"dispatch not failing; run_code raised instead: {raised}",
+            call=run.id,
+            events=[
+                i
+                for i, e in enumerate(view.trace.get("events", []))
+                if e.get("stage") == "code-dispatch-log" and scripted_throw(e)
+            ],
         )
         return
     if not run.returned or run.is_error:
@@ -255,7 +270,14 @@ def CODE_3(view: View) -> Iterator[Verdict]:
             problems.append(
                 f"log-only content {leaked} leaked into the model-visible run_code result"
             )
-        yield require(not problems, f"{run.id}/{sub}", "; ".join(problems))
+        yield require(
+            not problems,
+            f"{run.id}/{sub}",
+            "; ".join(problems),
+            # the sub-call's own lane: its dispatch-log events (else all of its events)
+            call=str(sub),
+            events=[view.position(e) for e in log_events or mine],
+        )
 
 
 @rule("CODE-4", "Reserved run_code")
@@ -264,12 +286,13 @@ def CODE_4(view: View) -> Iterator[Verdict]:
     reserved = {t.get("key", t["name"]) for t in view.tool_specs if t["name"] == RUN_CODE}
     if not reserved:
         return
-    for registration in view.trace.get("registrations", []):
+    for position, registration in enumerate(view.trace.get("registrations", [])):
         if registration.get("key") in reserved:
             yield require(
                 registration.get("ok") is False,
                 f"register({registration.get('key')})",
                 "run_code is reserved: registering it must fail in every layer",
+                registration=position,
             )
     for index, action, answer in view.answers("register"):
         if action["register"] in reserved and "ok" in answer:
@@ -277,6 +300,7 @@ def CODE_4(view: View) -> Iterator[Verdict]:
                 answer["ok"] is False,
                 f"register@{index}({action['register']})",
                 "run_code is reserved: registering it must fail in every layer",
+                action=index,
             )
 
 

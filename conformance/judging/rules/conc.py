@@ -60,6 +60,13 @@ def CONC_1(view: View) -> Iterator[Verdict]:
             f"executionMode must be {wanted} (parallel only for a visible tool whose "
             "isConcurrencySafe returns "
             f"exactly true on valid arguments), got {answer['mode']}",
+            # the query's lane: its classifier's events, or (none) its answer
+            call=str(call["callId"]),
+            events=[
+                i
+                for i, e in enumerate(view.trace.get("events", []))
+                if e.get("call") == call["callId"]
+            ],
         )
 
 
@@ -148,6 +155,7 @@ def CONC_2(view: View) -> Iterator[Verdict]:
                 continue
             if not isinstance(results, list):
                 raised = answer.get("raised")
+                first = next(c for c in view.every_call if c.action_index == index)
                 yield require(
                     False,
                     f"batch@{index}",
@@ -157,6 +165,8 @@ def CONC_2(view: View) -> Iterator[Verdict]:
                         if isinstance(raised, str)
                         else "it returned no results"
                     ),
+                    # about the batch's answer: its first member, where it stopped
+                    **view.at(first),
                 )
                 continue
             limit = 1
@@ -167,11 +177,13 @@ def CONC_2(view: View) -> Iterator[Verdict]:
         if any(m is None for m in modes):
             continue
         problems: list[str] = []
+        blamed: list[Mapping[str, Any]] = []  # the events the problems are about
         # results in model order: result j is what was published for call j
         for j, call in enumerate(members):
             notified = call.entered("result")
             if notified and j < len(results) and notified[0].get("observed") != results[j]:
                 problems.append(f"result {j} is not the result published for {call.id}")
+                blamed.append(notified[0])
         # policy in model order: one call's policy stages end before the next call's begin
         spans = [(j, span) for j, c in enumerate(members) if (span := _policy_span(view, c))]
         firsts = sorted((span[0], j) for j, span in spans)
@@ -180,6 +192,7 @@ def CONC_2(view: View) -> Iterator[Verdict]:
             problems.append(
                 f"pre-execute ran in the order {[members[j].id for j in order]}, not model order"
             )
+            blamed += [e for c in members for e in c.entered("pre-execute")]
         else:
             for (a, span_a), (b, span_b) in itertools.pairwise(spans):
                 if span_b[0] < span_a[1]:
@@ -187,7 +200,11 @@ def CONC_2(view: View) -> Iterator[Verdict]:
                         f"the policy stages of {members[b].id} began before those of "
                         f"{members[a].id} settled (only bodies may overlap)"
                     )
-        problems += _overlap_both_ways(view, members, modes)
+                    blamed += [*members[a].events, *members[b].entered("pre-execute")]
+        overlaps = _overlap_both_ways(view, members, modes)
+        problems += overlaps
+        if overlaps:  # the members' pipelines that overlapped: their entries
+            blamed += [e for c in members for e in c.events if e.get("at") == "enter"]
         # an exclusive body runs alone
         intervals = {c.id: _body_interval(view, c) for c in members}
         for call, mode in zip(members, modes, strict=True):
@@ -201,6 +218,9 @@ def CONC_2(view: View) -> Iterator[Verdict]:
             ]
             if overlapping:
                 problems.append(f"exclusive {call.id}'s body overlapped {overlapping}")
+                blamed += [
+                    e for c in members if c.id in {call.id, *overlapping} for e in c.entered("body")
+                ]
         # the pool is bounded: never more than maxParallel bodies at once (one, for a pool
         # below one the driver ran)
         spans_open = [span for span in intervals.values() if span is not None]
@@ -216,6 +236,7 @@ def CONC_2(view: View) -> Iterator[Verdict]:
                 else f"asked for a pool of {asked}, the driver ran the batch but not as a pool "
                 f"of one: {widest} bodies ran at once"
             )
+            blamed += [e for c in members for e in c.entered("body")]
         # consecutive parallel bodies overlap: a barrier sized to the group (<= maxParallel) is met
         group_of: dict[str, int] = {}
         group = 0
@@ -243,7 +264,18 @@ def CONC_2(view: View) -> Iterator[Verdict]:
                     f"parallel bodies meeting barrier {name!r} ({p} parties, maxParallel {limit}) "
                     "did not overlap"
                 )
-        yield require(not problems, f"batch@{index}", "; ".join(problems))
+                blamed += arrivals
+        if not problems:
+            yield require(True, f"batch@{index}", "")
+            continue
+        about = next((c for c in members if any(e in blamed for e in c.events)), members[0])
+        yield require(
+            False,
+            f"batch@{index}",
+            "; ".join(problems),
+            # the first member the problems name (its lane), and every event they are about
+            **view.at(about, blamed),
+        )
 
 
 untested(
@@ -335,6 +367,9 @@ def _refused_pool(view: View, index: int, action: Mapping[str, Any]) -> Verdict:
         f"batch [action {index}]",
         f"a batch with maxParallel {action.get('maxParallel')} that the driver refuses must be "
         f"refused before any call of it runs, but {reached} reached a stage",
+        # the stages the members reached
+        call=reached[0] if reached else members[0].id,
+        events=[view.position(e) for c in members for e in c.events if e.get("at") == "enter"],
     )
 
 

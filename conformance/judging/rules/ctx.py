@@ -91,6 +91,8 @@ def _nested_contexts(view: View) -> Iterator[Verdict]:
             call.id,
             f"the program's sub-dispatches deferred {deferred!r}; they must ride the run_code "
             f"result's additionalContexts in order (isError={call.is_error}), got {got!r}",
+            # about the result: the run_code body that ran the program
+            **view.at(call, stage="body"),
         )
 
 
@@ -146,6 +148,8 @@ def CTX_1(view: View) -> Iterator[Verdict]:
             f"the body deferred {deferred!r}; they must ride this result's additionalContexts in "
             "call order "
             f"(isError={call.is_error}, code={call.code}), got {got!r}",
+            # about the result: the body that deferred or concluded (else the last event)
+            **view.at(call, stage="body"),
         )
 
 
@@ -170,6 +174,8 @@ def CTX_2(view: View) -> Iterator[Verdict]:
                 call.id,
                 "the body never called concludeTurn (nor forwarded a nested success that "
                 f"concluded): the result must not carry concludesTurn (isError={call.is_error})",
+                # about the result: the body that deferred or concluded (else the last event)
+                **view.at(call, stage="body"),
             )
             continue
         if call.is_error:
@@ -178,6 +184,8 @@ def CTX_2(view: View) -> Iterator[Verdict]:
                 call.id,
                 f"a failure (code={call.code}) must never carry concludesTurn, even though the "
                 "body concluded",
+                # about the result: the body that deferred or concluded (else the last event)
+                **view.at(call, stage="body"),
             )
             continue
         returned = any(e.get("stage") == "body" and e.get("at") == "exit" for e in call.events)
@@ -188,6 +196,8 @@ def CTX_2(view: View) -> Iterator[Verdict]:
             call.id,
             "the body called concludeTurn (or forwarded a nested success that concluded) and the "
             "call succeeded: the result must carry concludesTurn: true",
+            # about the result: the body that deferred or concluded (else the last event)
+            **view.at(call, stage="body"),
         )
 
 

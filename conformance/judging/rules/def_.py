@@ -59,15 +59,15 @@ def _host_objects(value: Any) -> bool:
     return False
 
 
-def _listings(view: View) -> Iterator[tuple[str, Mapping[str, Any], list[Any]]]:
-    """(subject, schemas action, entries) for every schemas answer and its re-read."""
+def _listings(view: View) -> Iterator[tuple[str, int, list[Any]]]:
+    """(subject, action index, entries) for every schemas answer and its re-read."""
     for index, action, answer in view.answers("schemas"):
         scope = action["schemas"].get("scope")
         for part in ("schemas", "after"):
             if isinstance(answer.get(part), list):
                 yield (
                     f"schemas({scope}) [action {index}{', after' if part == 'after' else ''}]",
-                    action,
+                    index,
                     answer[part],
                 )
 
@@ -78,7 +78,7 @@ def _listings(view: View) -> Iterator[tuple[str, Mapping[str, Any], list[Any]]]:
 @rule("DEF-1", "Three layers")
 def DEF_1(view: View) -> Iterator[Verdict]:
     """Host-only and presentation layers never reach the model-visible schemas."""
-    for subject, _, entries in _listings(view):
+    for subject, index, entries in _listings(view):
         leaked = sorted(
             {str(k) for e in entries if isinstance(e, Mapping) for k in e if k in HIDDEN_FIELDS}
         )
@@ -88,6 +88,7 @@ def DEF_1(view: View) -> Iterator[Verdict]:
             subject,
             "model-visible schemas must carry no host-only or presentation field: "
             f"found fields {leaked} and host objects in entries {hosts}",
+            action=index,  # the schemas listing's answer
         )
 
 
@@ -178,6 +179,7 @@ def DEF_2(view: View) -> Iterator[Verdict]:
             "schemas() must build each entry by whitelist (exactly name, description, "
             "parameters): " + "; ".join(problems),
             clause="whitelist",
+            action=index,  # the schemas listing's answer
         )
         if "mutate" in action and isinstance(answer.get("after"), list):
             yield require(
@@ -186,6 +188,7 @@ def DEF_2(view: View) -> Iterator[Verdict]:
                 f"mutating the returned schemas at {action['mutate']['path']} changed what "
                 "schemas() returns next (not a copy)",
                 clause="copy",
+                action=index,
             )
 
 
@@ -360,6 +363,11 @@ class Registration:
     spec: Mapping[str, Any]
     ok: bool | None  # None: the trace does not say
     subject: str
+    #: The ``register`` action's index (what a verdict about it points at); None: set-up.
+    action: int | None = None
+    #: A set-up registration's index in ``trace["registrations"]``; None: an action's, or
+    #: one the trace does not record.
+    recorded: int | None = None
 
 
 @dataclass
@@ -391,13 +399,17 @@ def _walk(view: View) -> Walk | None:
     specs = {t.get("key", t["name"]): t for t in view.tool_specs}
     out = Walk()
     outcomes: dict[str, bool] = {}
-    for entry in view.trace.get("registrations", []):
+    recorded: dict[str, int] = {}
+    for position, entry in enumerate(view.trace.get("registrations", [])):
         outcomes.setdefault(str(entry.get("key")), bool(entry.get("ok")))
+        recorded.setdefault(str(entry.get("key")), position)
     active: dict[str, Mapping[str, Any]] = {}
     for key, spec in specs.items():
         if not spec.get("registered", True):
             continue
-        registration = Registration(key, spec, outcomes.get(key), f"register {key}")
+        registration = Registration(
+            key, spec, outcomes.get(key), f"register {key}", recorded=recorded.get(key)
+        )
         out.setup.append(registration)
         out.registrations.append((registration, dict(active)))
         if registration.ok:
@@ -412,7 +424,9 @@ def _walk(view: View) -> Walk | None:
         if "register" in action and action["register"] in specs:
             key = action["register"]
             ok = answer.get("ok") if isinstance(answer.get("ok"), bool) else None
-            registration = Registration(key, specs[key], ok, f"register {key} [action {index}]")
+            registration = Registration(
+                key, specs[key], ok, f"register {key} [action {index}]", index
+            )
             out.registrations.append((registration, dict(active)))
             if ok and key not in active:
                 active[key] = specs[key]
@@ -440,10 +454,13 @@ def _simple_value(spec: Mapping[str, Any]) -> tuple[bool, Any]:
     return ok, value
 
 
-def _call_of(action: Mapping[str, Any], answer: Mapping[str, Any]) -> CallView | None:
+def _call_of(view: View, action: Mapping[str, Any], answer: Mapping[str, Any]) -> CallView | None:
+    """The call of ``action`` (a ``call`` action) with its answer and its events."""
     if "call" not in action:
         return None
-    return CallView(action["call"], answer.get("result"), answer.get("raised"))
+    call = CallView(action["call"], answer.get("result"), answer.get("raised"))
+    call.events = [e for e in view.trace.get("events", []) if e.get("call") == call.id]
+    return call
 
 
 # ------------------------------------------------------------------- DEF-3
@@ -463,6 +480,8 @@ def DEF_3(view: View) -> Iterator[Verdict]:
             registration.subject,
             f"a definition whose output is {registration.spec.get('output', 'missing')!r} "
             "(no schema and render function) must be refused at registration, but it was accepted",
+            action=registration.action,
+            registration=registration.recorded,
         )
 
 
@@ -519,6 +538,8 @@ def DEF_4(view: View) -> Iterator[Verdict]:
                 registration.subject,
                 f"timeoutMs {registration.spec['timeoutMs']!r} is not a positive finite number; "
                 "registration must fail, but it was accepted",
+                action=registration.action,
+                registration=registration.recorded,
             )
             continue
         layer = registration.spec.get("scope")
@@ -532,12 +553,14 @@ def DEF_4(view: View) -> Iterator[Verdict]:
                 registration.subject,
                 f"timeoutMs {registration.spec['timeoutMs']!r} is a positive finite number; "
                 "registration must accept it, but it was refused",
+                action=registration.action,
+                registration=registration.recorded,
             )
     if view.mode == "code" or may_abort(view.scenario) or view.scenario.get("wrappers"):
         return
     policy = bool(view.scenario.get("timeoutPolicy"))
     for _, action, answer, active, _ in lifecycle.steps:
-        call = _call_of(action, answer)
+        call = _call_of(view, action, answer)
         if call is None or not call.returned:
             continue
         spec = resolve(active.values(), str(call.spec["name"]), call.spec.get("agent"))
@@ -550,7 +573,6 @@ def DEF_4(view: View) -> Iterator[Verdict]:
             why = "the registry itself must not enforce timeoutMs (no timeout policy is installed)"
         else:
             continue
-        call.events = [e for e in view.trace.get("events", []) if e.get("call") == call.id]
         aborted = [
             e
             for e in call.events
@@ -562,6 +584,8 @@ def DEF_4(view: View) -> Iterator[Verdict]:
             call.code != ErrorCode.TOOL_TIMEOUT and not aborted,
             call.id,
             f"{why}, but the call timed out or its body saw an aborted signal (code={call.code})",
+            # the aborted signal the body saw, else its body (or last event)
+            **view.at(call, aborted or call.entered("body")),
         )
 
 
@@ -639,6 +663,8 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                 registration.ok is False,
                 registration.subject,
                 f"{spec['name']!r} is already registered {where}; a duplicate must be refused",
+                action=registration.action,
+                registration=registration.recorded,
             )
         elif variants and clearly_valid(spec):
             yield require(
@@ -646,6 +672,8 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                 registration.subject,
                 f"{spec['name']!r} differs from {variants} only by case: it is another name, "
                 "not a duplicate, and its registration must succeed",
+                action=registration.action,
+                registration=registration.recorded,
             )
         elif (
             layer is not None
@@ -656,20 +684,22 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                 registration.ok is True,
                 registration.subject,
                 f"registering {spec['name']!r} {where} over a global tool must succeed (shadowing)",
+                action=registration.action,
+                registration=registration.recorded,
             )
     if view.mode == "code":
         return
     plain = _no_policy(view.scenario) and not may_abort(view.scenario)
     for index, action, answer, active, _ in lifecycle.steps:
-        call = _call_of(action, answer)
+        call = _call_of(view, action, answer)
         if call is not None and call.returned and plain:
-            yield from _own_case(call, active)
+            yield from _own_case(view, call, active)
         shadowed = {s["name"] for s in active.values() if s.get("scope") is not None} & {
             s["name"] for s in active.values() if s.get("scope") is None
         }
         if not shadowed:
             continue
-        call = _call_of(action, answer)
+        call = _call_of(view, action, answer)
         if call is not None and call.returned and call.spec["name"] in shadowed and plain:
             target = resolve(active.values(), str(call.spec["name"]), call.spec.get("agent"))
             simple, value = _simple_value(target) if target is not None else (False, None)
@@ -694,6 +724,8 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                     f"a call from agent {call.spec.get('agent')!r} resolves to the "
                     f"{'scoped' if target.get('scope') else 'global'} {call.spec['name']!r}, "
                     f"but another layer's body answered it (value {got!r})",
+                    # about the result: the body that answered (else the call's last event)
+                    **view.at(call, stage="body"),
                 )
             if target is not None and simple and valid is True:
                 got = (call.result or {}).get("value")
@@ -703,6 +735,8 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                     f"a call from agent {call.spec.get('agent')!r} must run the "
                     f"{'scoped' if target.get('scope') else 'global'} {call.spec['name']!r} "
                     f"(value {value!r}), got isError={call.is_error}, value={got!r}",
+                    # about the result: the body that answered (else the call's last event)
+                    **view.at(call, stage="body"),
                 )
         if "schemas" in action and isinstance(answer.get("schemas"), list):
             scope = action["schemas"].get("scope")
@@ -723,10 +757,13 @@ def DEF_5(view: View) -> Iterator[Verdict]:
                 f"schemas({scope}) [action {index}]",
                 f"schemas({scope}) must show the definitions that scope resolves (shadowing): "
                 + "; ".join(problems),
+                action=index,
             )
 
 
-def _own_case(call: CallView, active: Mapping[str, Mapping[str, Any]]) -> Iterator[Verdict]:
+def _own_case(
+    view: View, call: CallView, active: Mapping[str, Mapping[str, Any]]
+) -> Iterator[Verdict]:
     """A call naming one of several active names that differ only by case reaches exactly
     the tool of its own name (names are compared exactly)."""
     name = str(call.spec["name"])
@@ -745,6 +782,8 @@ def _own_case(call: CallView, active: Mapping[str, Mapping[str, Any]]) -> Iterat
         call.id,
         f"{name!r} is one of {sorted(variants)}, which differ only by case: the call must reach "
         f"its own tool (value {value!r}), got isError={call.is_error}, value={got!r}",
+        # about the result: the body that answered (else the call's last event)
+        **view.at(call, stage="body"),
     )
 
 
@@ -797,9 +836,8 @@ def DEF_6(view: View) -> Iterator[Verdict]:
     for index, action, answer, active, disposed in lifecycle.steps:
         if not disposed:
             continue
-        call = _call_of(action, answer)
+        call = _call_of(view, action, answer)
         if call is not None and call.returned and call.spec["name"] in disposed:
-            call.events = [e for e in view.trace.get("events", []) if e.get("call") == call.id]
             spec = resolve(active.values(), str(call.spec["name"]), call.spec.get("agent"))
             if spec is None:
                 yield require(
@@ -807,6 +845,8 @@ def DEF_6(view: View) -> Iterator[Verdict]:
                     call.id,
                     f"{call.spec['name']!r} was disposed: a call must be {UNKNOWN_TOOL} "
                     f"without running a body (code={call.code}, body entered={call.body_entered})",
+                    # about the result: the body that answered (else the call's last event)
+                    **view.at(call, stage="body"),
                 )
             else:
                 simple, value = _simple_value(spec)
@@ -819,6 +859,8 @@ def DEF_6(view: View) -> Iterator[Verdict]:
                     call.id,
                     f"after a dispose, {call.spec['name']!r} must resolve to the remaining "
                     f"registration ({spec.get('key', spec['name'])}), got {call.result!r}",
+                    # about the result: the body that answered (else the call's last event)
+                    **view.at(call, stage="body"),
                 )
         if "schemas" in action and isinstance(answer.get("schemas"), list):
             scope = action["schemas"].get("scope")
@@ -830,6 +872,7 @@ def DEF_6(view: View) -> Iterator[Verdict]:
                 f"schemas({scope}) [action {index}]",
                 f"after disposing {sorted(disposed)}, schemas({scope}) must list {sorted(want)} "
                 f"of them, but lists {sorted(got)}",
+                action=index,
             )
 
 

@@ -101,6 +101,15 @@ def EXEC_1(view: View) -> Iterator[Verdict]:
                 call.id,
                 "tools/execute wrappers must run after every guard and surround the body "
                 f"(guards before wrappers: {after_guards}; wrappers around the body: {surround})",
+                # the entries of the guards, the wrappers and the body: their order
+                **view.at(
+                    call,
+                    [
+                        e
+                        for e in call.events
+                        if e.get("stage") in ("guard", "wrapper", "body") and e.get("at") == "enter"
+                    ],
+                ),
             )
             for w in wrappers:
                 steps = script_of(view, call, "wrapper", w.get("id")) or []
@@ -113,6 +122,7 @@ def EXEC_1(view: View) -> Iterator[Verdict]:
                     call.id,
                     f"next() must give wrapper {w.get('id')} a normalized result; it gave "
                     f"{w_end.get('returned')!r}",
+                    **view.at(call, [w_end]),
                 )
             # method 11: a raise out of next() is not a wrapper's own failure (an inner
             # wrapper that threw, or returned no whole result, is one: it may propagate)
@@ -122,6 +132,7 @@ def EXEC_1(view: View) -> Iterator[Verdict]:
                 call.id,
                 f"next() of wrapper(s) {broken} raised although no inner wrapper failed: next() "
                 "must give a normalized result (a body's error or an unknown tool included)",
+                **view.at(call, stage="wrapper", at="throw"),
             )
         yield from _read_only_signal(view, call)
 
@@ -151,6 +162,7 @@ def _read_only_signal(view: View, call: CallView) -> Iterator[Verdict]:
                 f"the {stage} stage tried to replace its signal and then the caller aborted: its "
                 "signal must be read-only and show the abort; it observed aborted="
                 f"{observed.get('aborted')}",
+                **view.at(call, [event]),
             )
 
 
@@ -191,6 +203,7 @@ def EXEC_2(view: View) -> Iterator[Verdict]:
                 "a wrapper replaced the signal, then the caller aborted during the body: the "
                 "body's signal must be fused with the caller's and show the abort; it observed "
                 f"aborted={observed.get('aborted')}",
+                **view.at(call, [event]),
             )
         body_end = _end(call, "body", body.get("id"))
         if body_end is None:
@@ -204,6 +217,7 @@ def EXEC_2(view: View) -> Iterator[Verdict]:
                 call.id,
                 "after the body, post-execute must see the caller's signal again (which the "
                 f"caller aborted); it observed aborted={observed.get('aborted')}",
+                **view.at(call, [event]),
             )
 
 
@@ -248,6 +262,8 @@ def EXEC_3(view: View) -> Iterator[Verdict]:
                 f"a wrapper authored the success value {value!r}, which is not valid output: the "
                 "result must be INVALID_TOOL_OUTPUT; it is "
                 f"isError={call.is_error}, code={call.code}",
+                # the wrapper's return that the failure is about
+                **view.at(call, stage="wrapper", at="exit"),
             )
             continue
         args = arguments_of(call)
@@ -276,6 +292,8 @@ def EXEC_3(view: View) -> Iterator[Verdict]:
             call.id,
             f"a wrapper-authored success of {value!r} must be normalized like a body's value: "
             + "; ".join(problems),
+            # the wrapper's return that the failure is about
+            **view.at(call, stage="wrapper", at="exit"),
         )
 
 
@@ -354,6 +372,8 @@ def _returned_failures(view: View, call: CallView) -> Iterator[Verdict]:
                 call.id,
                 f"a wrapper returned the failure {returned!r} (not a whole one): however it is "
                 "taken, the call is an error, never a success",
+                # the wrapper's return that the failure is about
+                **view.at(call, stage="wrapper", at="exit"),
             )
         return
     if not call.returned:
@@ -362,6 +382,8 @@ def _returned_failures(view: View, call: CallView) -> Iterator[Verdict]:
             call.id,
             f"the outermost wrapper returned {returned!r} instead of calling next(): the call "
             f"must still publish one error result, but execute raised: {call.raised}",
+            # the wrapper's return that the failure is about
+            **view.at(call, stage="wrapper", at="exit"),
         )
         return
     agent = call.spec.get("agent")
@@ -375,6 +397,8 @@ def _returned_failures(view: View, call: CallView) -> Iterator[Verdict]:
             call.id,
             f"a wrapper returned {returned!r}, not a result: the call must end in exactly one "
             "published error result: " + "; ".join(problems),
+            # the wrapper's return that the failure is about
+            **view.at(call, stage="wrapper", at="exit"),
         )
         return
     if not all_passive(view, "postExecute", agent):
@@ -389,6 +413,8 @@ def _returned_failures(view: View, call: CallView) -> Iterator[Verdict]:
         f"a wrapper returned its own failure ({message!r}) as the dispatch result: it is an "
         "error carrying that message, and it reaches post-execute like a body's error: "
         + "; ".join(problems),
+        # the wrapper's return that the failure is about
+        **view.at(call, stage="wrapper", at="exit"),
     )
 
 
@@ -417,6 +443,19 @@ def EXEC_4(view: View) -> Iterator[Verdict]:
             call.id,
             "a throwing wrapper must yield an error result that bypasses post-execute and still "
             "reaches finalizeContent (once) and tools/result (once): " + "; ".join(problems),
+            # the wrapper's throw and what followed it (post-execute, finalization, results)
+            **view.at(
+                call,
+                [
+                    e
+                    for e in call.events
+                    if (e.get("stage") == "wrapper" and e.get("at") == "throw")
+                    or (
+                        e.get("stage") in ("post-execute", "finalize", "result")
+                        and e.get("at") == "enter"
+                    )
+                ],
+            ),
         )
 
 
@@ -470,6 +509,8 @@ def EXEC_5(view: View) -> Iterator[Verdict]:
             f"timeoutMs={spec['timeoutMs']} with a body that waits on its signal: the timeout "
             "wrapper must abort the body's signal, wait for it to settle and report TOOL_TIMEOUT: "
             + "; ".join(problems),
+            # the body (its signal, its settling) and what came after it
+            **view.at(call, [e for e in call.events if e.get("stage") in ("body", "finalize")]),
         )
 
 

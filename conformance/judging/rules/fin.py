@@ -85,6 +85,8 @@ def FIN_1(view: View) -> Iterator[Verdict]:
             "the finalizer of the definition resolved when the call started must run (returning "
             f"{mine[1]!r}); "
             f"the finalizers that ran returned {returned!r}",
+            # the finalizers' returns; none ran: the call's last event
+            **view.at(call, finalize_exits(call)),
         )
 
 
@@ -113,6 +115,8 @@ def FIN_2(view: View) -> Iterator[Verdict]:
             f"finalizeContent must run exactly once, before tools/result, for every outcome "
             f"(ran {len(entered)} times{'' if before else ', after tools/result'}; "
             f"outcome isError={call.is_error}, code={call.code})",
+            # every run of the finalizer and the first notification; none: the last event
+            **view.at(call, [*entered, *results[:1]]),
         )
 
 
@@ -157,7 +161,23 @@ def FIN_3(view: View) -> Iterator[Verdict]:
                 )
         if not seen and not is_content(returned):
             continue  # nothing this rule can judge: no observation, no replacement content
-        yield require(not problems, call.id, "; ".join(problems))
+        yield require(
+            not problems,
+            call.id,
+            "; ".join(problems),
+            # what the finalizer received and what it returned
+            **view.at(
+                call,
+                [
+                    *exits,
+                    *(
+                        e
+                        for e in call.events
+                        if e.get("stage") == "finalize" and e.get("what") == "result"
+                    ),
+                ],
+            ),
+        )
 
 
 @rule("FIN-4", "Total finalizer")
@@ -173,6 +193,7 @@ def FIN_4(view: View) -> Iterator[Verdict]:
                 call.id,
                 "after a throwing finalizer the registry must still publish and return exactly "
                 f"one result; execute raised instead: {raised}",
+                **view.at(call, stage="finalize", at="throw"),
             )
             continue
         if not call.returned or resolved_spec(view, call) is None:
@@ -184,6 +205,16 @@ def FIN_4(view: View) -> Iterator[Verdict]:
             call.id,
             f"after a throwing finalizer the registry must still publish exactly one result "
             f"({observers} observer(s) should each be notified once; saw {seen} notification(s))",
+            # the finalizer's throw and the notifications that followed
+            **view.at(
+                call,
+                [
+                    e
+                    for e in call.events
+                    if (e.get("stage") == "finalize" and e.get("at") == "throw")
+                    or (e.get("stage") == "result" and e.get("at") == "enter")
+                ],
+            ),
         )
 
 

@@ -81,6 +81,16 @@ def GUARD_1(view: View) -> Iterator[Verdict]:
             call.id,
             "guards must run after the waterfall and before dispatch, and any objection is "
             "final: " + "; ".join(problems),
+            # the guards' answers and what ran after them (a wrapper, the body)
+            **view.at(
+                call,
+                [
+                    e
+                    for e in call.events
+                    if (e.get("stage") == "guard" and e.get("at") in ("exit", "throw"))
+                    or (e.get("stage") in ("wrapper", "body") and e.get("at") == "enter")
+                ],
+            ),
         )
 
 
@@ -172,6 +182,16 @@ def GUARD_2(view: View) -> Iterator[Verdict]:
             call.id,
             f"a guard that objected ({objections!r}) must deny with its reason, fail-closed: "
             + "; ".join(problems),
+            # the guards' answers and what ran after them (a wrapper, the body)
+            **view.at(
+                call,
+                [
+                    e
+                    for e in call.events
+                    if (e.get("stage") == "guard" and e.get("at") in ("exit", "throw"))
+                    or (e.get("stage") in ("wrapper", "body") and e.get("at") == "enter")
+                ],
+            ),
         )
 
 
@@ -231,15 +251,18 @@ def GUARD_3(view: View) -> Iterator[Verdict]:
         if not entered and not dispatchable(view, call):
             continue
         problems: list[str] = []
+        wrong: list[Mapping[str, Any]] = []  # the guards that ran for another agent
         for event in entered:
             ident = str(event.get("id"))
             if event.get("agent") != agent:
                 problems.append(f"guard {ident} saw agent {event.get('agent')!r}")
+                wrong.append(event)
             scope = scopes.get(ident)
             if scope is not None and scope != agent:
                 problems.append(
                     f"guard {ident}, scoped to {scope!r}, ran for a call of agent {agent!r}"
                 )
+                wrong.append(event)
         if call.body_entered:
             seen = {str(e.get("id")) for e in entered}
             missing = [g["id"] for g in view.listeners("guards", agent) if g["id"] not in seen]
@@ -251,6 +274,8 @@ def GUARD_3(view: View) -> Iterator[Verdict]:
             not problems,
             call.id,
             "a scoped guard applies to its own agent's calls only: " + "; ".join(problems),
+            # the guards that ran for another agent, else the body that ran without one
+            **view.at(call, wrong or call.entered("body")),
         )
 
 

@@ -85,6 +85,8 @@ def OUT_1(view: View) -> Iterator[Verdict]:
                 call.id,
                 f"a success must carry a value valid against {spec['name']}'s output.schema; "
                 f"it carries {value!r}",
+                # about the result: the body's return (else the call's last event)
+                **view.at(call, stage="body", at="exit"),
             )
             body = body_value(view, call)
             if (
@@ -101,6 +103,8 @@ def OUT_1(view: View) -> Iterator[Verdict]:
                     call.id,
                     f"the body returned {body!r}: the success must carry exactly that value "
                     f"(a snapshot of it); it carries {result.get('value', '(no value)')!r}",
+                    # about the result: the body's return (else the call's last event)
+                    **view.at(call, stage="body", at="exit"),
                 )
             continue
         value = body_value(view, call)
@@ -113,6 +117,8 @@ def OUT_1(view: View) -> Iterator[Verdict]:
             call.id,
             f"the body returned {value!r}, which violates output.schema: the result must be "
             f"INVALID_TOOL_OUTPUT; it is an error with code {call.code}",
+            # about the result: the body's return (else the call's last event)
+            **view.at(call, stage="body", at="exit"),
         )
 
 
@@ -141,6 +147,8 @@ def OUT_2(view: View) -> Iterator[Verdict]:
                 call.id,
                 f"the content of a success must be the render {kind!r} of (args, value) = "
                 f"({args!r}, {result.get('value')!r}); it is {result.get('content')!r}",
+                # about the result: the body's return (else the call's last event)
+                **view.at(call, stage="body", at="exit"),
             )
         key = repr((spec["name"], call.spec.get("agent"), args, result.get("value")))
         if key in seen:
@@ -150,6 +158,8 @@ def OUT_2(view: View) -> Iterator[Verdict]:
                 call.id,
                 f"replaying the same (args, value) must render the same content as {other}: "
                 f"{content!r} vs {result.get('content')!r}",
+                # about the result: the body's return (else the call's last event)
+                **view.at(call, stage="body", at="exit"),
             )
         else:
             seen[key] = (call.id, result.get("content"))
@@ -179,6 +189,8 @@ def OUT_3(view: View) -> Iterator[Verdict]:
             call.id,
             f"a top-level success must carry meta = presentationMeta {kind!r} of (args, value) = "
             f"({args!r}, {result.get('value')!r}); it carries {got!r}",
+            # about the result: the body's return (else the call's last event)
+            **view.at(call, stage="body", at="exit"),
         )
 
 
@@ -222,7 +234,13 @@ def OUT_5(view: View) -> Iterator[Verdict]:
         if not call.is_error and (
             has_special(result.get("value")) or has_special(result.get("meta"))
         ):
-            yield require(False, call.id, "a success carries a non-lossless value or meta")
+            yield require(
+                False,
+                call.id,
+                "a success carries a non-lossless value or meta",
+                # about the result: the body's return (else the call's last event)
+                **view.at(call, stage="body", at="exit"),
+            )
             continue
         spec = resolved_spec(view, call, static_only=True)
         if spec is None:
@@ -234,6 +252,8 @@ def OUT_5(view: View) -> Iterator[Verdict]:
                 call.id,
                 f"the body returned the non-lossless value {value!r}: the result must be "
                 f"INVALID_TOOL_OUTPUT; it is isError={call.is_error}, code={call.code}",
+                # about the result: the body's return (else the call's last event)
+                **view.at(call, stage="body", at="exit"),
             )
             continue
         if not (call.body_entered or call.entered("wrapper")):
@@ -245,6 +265,15 @@ def OUT_5(view: View) -> Iterator[Verdict]:
                 call.id,
                 f"{', '.join(sources)} is not lossless JSON: the call must not succeed; "
                 f"it returned a success {result!r}",
+                # the bodies and wrappers that returned the value
+                **view.at(
+                    call,
+                    [
+                        e
+                        for e in call.events
+                        if e.get("stage") in ("body", "wrapper") and e.get("at") == "exit"
+                    ],
+                ),
             )
 
 

@@ -68,6 +68,8 @@ def PIPE_1(view: View) -> Iterator[Verdict]:
             "post-execute, finalize, result, each listener at most once per execution; "
             f"the trace shows first entries {order}"
             + (f" and repeated entries of {twice}" if twice else ""),
+            # the stages' entries, whose order (or repetition) is the violation
+            **view.at(call, [e for e in events if e.get("at") in ("enter", "request")]),
         )
 
 
@@ -110,6 +112,8 @@ def PIPE_2(view: View) -> Iterator[Verdict]:
                 f"non-lossless arguments must be an error result ({' or '.join(sorted(codes))}) "
                 "that reaches no policy stage and not the body; the trace shows "
                 f"isError={call.is_error}, code={call.code}, stages entered {reached}",
+                # the stages it reached; none: its last event, or its answer
+                **view.at(call, [e for e in call.events if e.get("stage") in reached]),
             )
             continue
         for i, event in enumerate(call.events):
@@ -128,6 +132,8 @@ def PIPE_2(view: View) -> Iterator[Verdict]:
                 call.id,
                 f"after mutation attempts {mutated}, the {event.get('stage')} stage must still "
                 f"see the original arguments {args!r} (snapshot, deep-frozen); it saw {observed!r}",
+                # what it saw, and the mutation attempts before it
+                **view.at(call, [*(e for e in call.events[:i] if "mutate" in e), event]),
             )
 
 
@@ -162,6 +168,8 @@ def PIPE_3(view: View) -> Iterator[Verdict]:
                 f"no stage may rewrite the call: every stage must see it as {call.identity()} "
                 f"(a callable reading back its own write aside); {'; '.join(changed)}",
                 clause="identity",
+                # the writes to the execution and the entries and observations that saw them
+                **view.at(call, _identity_events(call)),
             )
     for call in view.calls:
         if not call.returned:
@@ -183,7 +191,20 @@ def PIPE_3(view: View) -> Iterator[Verdict]:
                 f"the {event.get('stage')} stage must see the arguments {args!r} unchanged; "
                 f"it saw {seen!r}",
                 clause="arguments",
+                **view.at(call, [event]),
             )
+
+
+def _identity_events(call: CallView) -> list[Mapping[str, Any]]:
+    """The events where a call's identity could change or be seen changed: the writes to the
+    execution, the stages' entries (which carry the identity) and the execution observed."""
+    return [
+        e
+        for e in call.events
+        if str(e.get("mutate", "")).startswith("execution[")
+        or (e.get("at") == "enter" and "tool" in e and e.get("stage") in _SEES_ARGUMENTS)
+        or e.get("what") == "execution"
+    ]
 
 
 # -------------------------------------------------------------------- PIPE-4
@@ -243,6 +264,8 @@ def PIPE_4(view: View) -> Iterator[Verdict]:
             + (" with code INVALID_ARGS" if strict else "")
             + f"; the trace shows isError={call.is_error}, code={call.code}, "
             f"body entered={call.body_entered}",
+            # the body that ran (else the call's last event, or its answer)
+            **view.at(call, stage="body"),
         )
 
 
@@ -424,6 +447,8 @@ def PIPE_5(view: View) -> Iterator[Verdict]:
                 call.id,
                 f"the approver was shown the arguments {shown!r}; the body received "
                 f"{event['observed']!r}",
+                call=call.id,
+                events=(view.position(requests[-1]), view.position(event)),
             )
 
 
@@ -544,6 +569,7 @@ def PIPE_6(view: View) -> Iterator[Verdict]:
             continue
         agent = call.spec.get("agent")
         problems: list[str] = []
+        wrong: set[str] = set()  # the stages that ran the wrong registrations
         reached = True
         for kind, stage in _KINDS.items():
             ids = [
@@ -564,17 +590,21 @@ def PIPE_6(view: View) -> Iterator[Verdict]:
                     f"{stage} ran {sorted(entered)}, but the registrations active for this call "
                     f"are {sorted(ids)}"
                 )
+                wrong.add(stage)
                 continue
             for scope in (None, agent):  # within one layer, registration order stands
                 mine = [i for i in ids if specs[kind, i].get("scope") == scope]
                 seen = [i for i in entered if specs[kind, i].get("scope") == scope]
                 if kind != "observers" and seen != mine:
                     problems.append(f"{stage} ran {seen} in another order than registered {mine}")
+                    wrong.add(stage)
         yield require(
             not problems,
             call.id,
             "disposing a registration must remove exactly it, and registering again must add "
             "it again: " + "; ".join(problems),
+            # the entries of the stages that ran the wrong registrations
+            **view.at(call, [e for e in call.events if e.get("stage") in wrong]),
         )
 
 

@@ -82,6 +82,7 @@ def POST_1(view: View) -> Iterator[Verdict]:
                 call.id,
                 "the body threw: its error must be a result that reaches post-execute; execute "
                 f"raised instead: {raised}",
+                **view.at(call, stage="body", at="throw"),
             )
             continue
         if not call.returned or not call.body_entered:
@@ -127,6 +128,8 @@ def POST_1(view: View) -> Iterator[Verdict]:
             call.id,
             f"the body {body.get('id')} {'threw' if threw else 'returned'}: its normalized result "
             "must reach post-execute: " + "; ".join(problems),
+            # what post-execute saw (its entries, observations, next() calls), else the last event
+            **view.at(call, stage="post-execute"),
         )
         if (
             all_passive(view, "postExecute", agent)
@@ -134,11 +137,14 @@ def POST_1(view: View) -> Iterator[Verdict]:
             and not may_abort(view.scenario, call, deadline=True)
         ):
             yield _unchanged(
-                call, observed, finalizer_may_replace(resolved_spec(view, call, static_only=True))
+                view,
+                call,
+                observed,
+                finalizer_may_replace(resolved_spec(view, call, static_only=True)),
             )
 
 
-def _unchanged(call: CallView, observed: Any, finalized: bool) -> Verdict:
+def _unchanged(view: View, call: CallView, observed: Any, finalized: bool) -> Verdict:
     result = call.result or {}
     keys = ["isError", "value", "meta", "error"] + ([] if finalized else ["content"])
     differ = [
@@ -151,6 +157,15 @@ def _unchanged(call: CallView, observed: Any, finalized: bool) -> Verdict:
         call.id,
         f"post-execute listeners that only call next() accept the result unchanged; {differ} "
         f"changed from {observed!r} to {result!r}",
+        # what the body returned and what post-execute passed on
+        **view.at(
+            call,
+            [
+                e
+                for e in call.events
+                if e.get("stage") in ("body", "post-execute") and e.get("at") == "exit"
+            ],
+        ),
     )
 
 
@@ -197,6 +212,8 @@ def POST_2(view: View) -> Iterator[Verdict]:
                 call.id,
                 "an accept carrying both content and value must not be applied as given; the "
                 f"result carries both: {result!r}",
+                # the post-execute decision the result is about
+                **view.at(call, stage="post-execute", at="exit"),
             )
         elif has_content:
             if not _content_ok(decision["content"]) or finalized:
@@ -216,6 +233,8 @@ def POST_2(view: View) -> Iterator[Verdict]:
                 call.id,
                 "an accept with replacement content must replace the content and keep value "
                 "and meta: " + "; ".join(problems),
+                # the post-execute decision the result is about
+                **view.at(call, stage="post-execute", at="exit"),
             )
         elif has_value:
             if before.get("isError") is not False:
@@ -227,6 +246,8 @@ def POST_2(view: View) -> Iterator[Verdict]:
                     call.id,
                     f"the replacement value {value!r} is not valid output: the result must be "
                     f"INVALID_TOOL_OUTPUT; it is isError={call.is_error}, code={call.code}",
+                    # the post-execute decision the result is about
+                    **view.at(call, stage="post-execute", at="exit"),
                 )
                 continue
             problems = []
@@ -251,6 +272,8 @@ def POST_2(view: View) -> Iterator[Verdict]:
                 call.id,
                 f"an accept with the valid replacement value {value!r} must be revalidated and "
                 "re-rendered: " + "; ".join(problems),
+                # the post-execute decision the result is about
+                **view.at(call, stage="post-execute", at="exit"),
             )
 
 
@@ -288,6 +311,8 @@ def POST_3(view: View) -> Iterator[Verdict]:
             call.id,
             f"block({feedback!r}) must yield a failure whose content is the feedback and that "
             "carries no value: " + "; ".join(problems),
+            # the post-execute decision the result is about
+            **view.at(call, stage="post-execute", at="exit"),
         )
 
 
@@ -318,6 +343,7 @@ def POST_4(view: View) -> Iterator[Verdict]:
                 call.id,
                 "a throwing post-execute listener must yield an error result (or a closed form "
                 f"the implementation declares); execute raised instead: {raised}",
+                **view.at(call, stage="post-execute", at="throw"),
             )
             continue
         if not call.returned:
@@ -333,6 +359,16 @@ def POST_4(view: View) -> Iterator[Verdict]:
             call.id,
             "a throwing post-execute listener must yield an error result that still reaches "
             "finalizeContent: " + "; ".join(problems),
+            # the listener's throw and the finalizer's runs after it
+            **view.at(
+                call,
+                [
+                    e
+                    for e in call.events
+                    if (e.get("stage") == "post-execute" and e.get("at") == "throw")
+                    or (e.get("stage") == "finalize" and e.get("at") == "enter")
+                ],
+            ),
         )
 
 
@@ -391,6 +427,8 @@ def POST_5(view: View) -> Iterator[Verdict]:
             f"on {decision['kind']}, additionalContexts must be {wanted!r} "
             f"({'body then decision' if decision['kind'] == 'accept' else 'only the decision'}); "
             f"they are {got!r}",
+            # the post-execute decision the result is about
+            **view.at(call, stage="post-execute", at="exit"),
         )
 
 

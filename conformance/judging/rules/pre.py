@@ -110,6 +110,17 @@ def policy_clean(call: CallView) -> bool:
 # ------------------------------------------------------------------- PRE-1
 
 
+def _decided(call: CallView, stages: tuple[str, ...] = ("pre-execute",)) -> list[Mapping[str, Any]]:
+    """The events a policy failure is about: the answers of ``stages`` (a listener's exit or
+    throw, an approval's answer) and the body's entry, when the body ran."""
+    return [
+        e
+        for e in call.events
+        if (e.get("stage") in stages and e.get("at") in ("exit", "throw", "answer"))
+        or (e.get("stage") == "body" and e.get("at") == "enter")
+    ]
+
+
 @rule("PRE-1", "Reorderable waterfall")
 def PRE_1(view: View) -> Iterator[Verdict]:
     """Delegation runs the rest of the chain, a return without next() stops it, the end allows."""
@@ -163,6 +174,8 @@ def PRE_1(view: View) -> Iterator[Verdict]:
             call.id,
             "the pre-execute waterfall must run listeners until one returns without next(), "
             "end in allow, and proceed on allow: " + "; ".join(problems),
+            # the decision (its answers) and the body that ran after it, if one did
+            **view.at(call, _decided(call)),
         )
 
 
@@ -228,6 +241,8 @@ def PRE_2(view: View) -> Iterator[Verdict]:
             f"deny({reason!r}) must be an error result whose message carries the reason, "
             f"without running the body (closed={call.closed}, body entered="
             f"{call.body_entered}, message={call.message()!r})",
+            # the decision (its answers) and the body that ran after it, if one did
+            **view.at(call, _decided(call)),
         )
 
 
@@ -281,6 +296,8 @@ def PRE_3(view: View) -> Iterator[Verdict]:
             call.id,
             "ask without an approval service must deny without running the body "
             f"(closed={call.closed}, body entered={call.body_entered})",
+            # the decision (its answers) and the body that ran after it, if one did
+            **view.at(call, _decided(call)),
         )
 
 
@@ -408,6 +425,7 @@ def PRE_4(view: View) -> Iterator[Verdict]:
                 f"the approval service answered {answers[-1].get('returned')!r}; the call must "
                 f"be denied or run, but execute raised instead: {raised}",
                 clause="answers",
+                **view.at(call, answers[-1:]),
             )
             continue
         if not dispatchable(view, call) or not policy_clean(call):
@@ -432,6 +450,8 @@ def PRE_4(view: View) -> Iterator[Verdict]:
                         else ", but it ran without the guards"
                     ),
                     clause="identity-rewrite",
+                    # the decision (its answers) and the body that ran after it, if one did
+                    **view.at(call, _decided(call, ("approval",))),
                 )
                 continue
             yield require(
@@ -440,6 +460,8 @@ def PRE_4(view: View) -> Iterator[Verdict]:
                 "an ask answered allowed-once must proceed to the guards and dispatch, "
                 "but no guard, wrapper or body ran",
                 clause="answers",
+                # the decision (its answers) and the body that ran after it, if one did
+                **view.at(call, _decided(call, ("approval",))),
             )
             continue
         yield require(
@@ -448,6 +470,8 @@ def PRE_4(view: View) -> Iterator[Verdict]:
             f"an ask answered {cause!r} must deny without running the body "
             f"(closed={call.closed}, body entered={call.body_entered})",
             clause="answers",
+            # the decision (its answers) and the body that ran after it, if one did
+            **view.at(call, _decided(call, ("approval",))),
         )
         if call.is_error and not call.post_touched() and call.code != ABORTED_BEFORE_DISPATCH:
             denied.setdefault(cause, (call, decision.get("reason")))
@@ -461,6 +485,14 @@ def PRE_4(view: View) -> Iterator[Verdict]:
             f"denials for {a!r} ({ca.id}) and {b!r} ({cb.id}) must carry distinct reasons, "
             f"both say {ca.message()!r}",
             clause="reasons",
+            # the two denials: the approval answers of both calls (ca's lane)
+            call=ca.id,
+            events=[
+                view.position(e)
+                for c in (ca, cb)
+                for e in c.events
+                if e.get("stage") == "approval" and e.get("at") == "answer"
+            ],
         )
 
 
@@ -565,6 +597,9 @@ def PRE_5(view: View) -> Iterator[Verdict]:
             subject,
             "an approval request must carry the call id and the ask reason and no arguments: "
             + "; ".join(problems),
+            # the request itself (a request without a call id points at no lane)
+            call=call_id if isinstance(call_id, str) and call_id else None,
+            events=[view.position(event)],
         )
 
 
@@ -623,6 +658,8 @@ def PRE_6(view: View) -> Iterator[Verdict]:
             call.id,
             "a throwing pre-execute listener or a malformed decision must fail the call closed "
             f"(closed={call.closed}, body entered={call.body_entered})",
+            # the decision (its answers) and the body that ran after it, if one did
+            **view.at(call, _decided(call)),
         )
 
 
@@ -738,6 +775,16 @@ def PRE_7(view: View) -> Iterator[Verdict]:
             call.id,
             "after an async listener settles the registry must re-check cancellation and never "
             "abandon the listener: " + "; ".join(problems),
+            # the listeners' runs and what came after them (the body, finalization, results)
+            **view.at(
+                call,
+                [
+                    e
+                    for e in call.events
+                    if e.get("stage") == "pre-execute"
+                    or (e.get("stage") in ("body", "finalize", "result") and e.get("at") == "enter")
+                ],
+            ),
         )
 
 
@@ -829,6 +876,8 @@ def PRE_8(view: View) -> Iterator[Verdict]:
             call.id,
             "pre-execute listeners must see exactly the calls of their scope: "
             + "; ".join(problems),
+            # the listeners' entries (whom they saw), else the body that ran without them
+            **view.at(call, call.entered("pre-execute") or call.entered("body")),
         )
 
 

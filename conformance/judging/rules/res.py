@@ -86,6 +86,8 @@ def RES_1(view: View) -> Iterator[Verdict]:
                     "observers heard a success, then the run raised: an observer's exception "
                     f"must be contained, not reach the caller ({call.closed_otherwise()})",
                     clause="contained",
+                    # the successes heard and the observer's throw
+                    **view.at(call, [*heard, *call.exits("result"), *call.broke("result")]),
                 )
                 continue
             twice = _notified_more_than_once(call, observers)
@@ -95,6 +97,8 @@ def RES_1(view: View) -> Iterator[Verdict]:
                 f"the call closed ({call.closed_otherwise()}); no observer may hear it more than "
                 f"once, but {'; '.join(twice)}",
                 clause="once",
+                # the notifications (else the call's last event: where it stopped)
+                **view.at(call, call.entered("result")),
             )
             continue
         raised = call.raised_instead()
@@ -106,6 +110,16 @@ def RES_1(view: View) -> Iterator[Verdict]:
                 f"execute raised instead of publishing one result to the observers: {raised}"
                 + (" (an observer threw: its exception must be contained)" if threw else ""),
                 clause="contained" if threw else "once",
+                # an observer's throw, else the notifications or the call's last event
+                **view.at(
+                    call,
+                    [
+                        e
+                        for e in call.events
+                        if e.get("stage") == "result" and e.get("at") == "throw"
+                    ]
+                    or call.entered("result"),
+                ),
             )
             continue
         if not call.returned:
@@ -118,9 +132,23 @@ def RES_1(view: View) -> Iterator[Verdict]:
                 dropped.append(f"observer {observer['id']!r} was not notified after one threw")
             elif times != 1:
                 once.append(f"observer {observer['id']!r} was notified {times} times, not once")
-        yield require(not once, call.id, "; ".join(once), clause="once")
+        yield require(
+            not once,
+            call.id,
+            "; ".join(once),
+            clause="once",
+            # the notifications (else the call's last event: where it stopped)
+            **view.at(call, call.entered("result")),
+        )
         if threw:
-            yield require(not dropped, call.id, "; ".join(dropped), clause="contained")
+            yield require(
+                not dropped,
+                call.id,
+                "; ".join(dropped),
+                clause="contained",
+                # the observers' runs: the throw and the notifications that did come
+                **view.at(call, stage="result"),
+            )
         notified = call.entered("result")
         finals = [e for e in call.events if e.get("stage") == "finalize"]
         if notified and finals:
@@ -129,6 +157,7 @@ def RES_1(view: View) -> Iterator[Verdict]:
                 call.id,
                 "tools/result was published before finalizeContent finished",
                 clause="after-finalization",
+                **view.at(call, [finals[-1], notified[0]]),
             )
         frozen: list[str] = []
         seen = _result_observations(call)
@@ -144,7 +173,21 @@ def RES_1(view: View) -> Iterator[Verdict]:
                 f"observers must see the call as {call.identity()} (an observer reading back "
                 f"its own write aside): {'; '.join(changed)}"
             )
-        yield require(not frozen, call.id, "; ".join(frozen), clause="frozen")
+        yield require(
+            not frozen,
+            call.id,
+            "; ".join(frozen),
+            clause="frozen",
+            # what the observers saw and wrote
+            **view.at(
+                call,
+                [
+                    e
+                    for e in call.events
+                    if e.get("stage") == "result" and ("observed" in e or "mutate" in e)
+                ],
+            ),
+        )
 
 
 def _published_success(event: Mapping[str, Any]) -> bool:
@@ -188,6 +231,16 @@ def RES_2(view: View) -> Iterator[Verdict]:
             f"{notified[0].get('observed')!r}, the caller got {call.result!r}"
             + (" (after an observer's write)" if wrote else ""),
             clause="frozen" if wrote else "agree",
+            # the notifications whose result differs, and the observers' writes
+            **view.at(
+                call,
+                [
+                    e
+                    for e in call.events
+                    if e.get("stage") == "result"
+                    and ("mutate" in e or (e in notified and e.get("id") in different))
+                ],
+            ),
         )
 
 
@@ -234,7 +287,13 @@ def RES_3(view: View) -> Iterator[Verdict]:
                 )
         else:
             problems.append("isError must be true or false")
-        yield require(not problems, call.id, "; ".join(problems))
+        yield require(
+            not problems,
+            call.id,
+            "; ".join(problems),
+            # about the result's shape: its notifications, else the call's last event
+            **view.at(call, call.entered("result")),
+        )
 
 
 # --------------------------------------------------------------- focus

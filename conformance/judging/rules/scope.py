@@ -130,6 +130,8 @@ def SCOPE_1(view: View) -> Iterator[Verdict]:
             "definition "
             f"(isError={call.is_error}, code={call.code}, "
             f"stages run={sorted({str(e.get('stage')) for e in ran})})",
+            # the stages that ran (else the call's last event, or its answer)
+            **view.at(call, ran),
         )
     # method 6: the same call as a nested call or sub-dispatch is as unknown
     yield from disagreements(
@@ -153,6 +155,9 @@ def SCOPE_1(view: View) -> Iterator[Verdict]:
             f"the result for hidden tool {hidden.spec['name']!r} ({hidden.id}) must be "
             f"indistinguishable from the one for missing {missing.spec['name']!r} ({missing.id}) "
             f"once the names are masked: {views[0]!r} vs {views[1]!r}",
+            # the hidden tool's call (the missing one's lane is its twin)
+            call=hidden.id,
+            events=[view.position(e) for c in (hidden, missing) for e in c.events[-1:]],
         )
 
 
@@ -234,6 +239,7 @@ def SCOPE_2(view: View) -> Iterator[Verdict]:
         scope = action["schemas"].get("scope")
         listed = {str(e.get("name")) for e in answer["schemas"] if isinstance(e, Mapping)}
         problems: list[str] = []
+        named: list[CallView] = []  # the calls that contradict the listing
         if view.mode == "code":
             allowed = [catalog(view, scope), {RUN_CODE}, catalog(view, scope) | {RUN_CODE}]
             if listed not in allowed:
@@ -253,15 +259,22 @@ def SCOPE_2(view: View) -> Iterator[Verdict]:
                     problems.append(
                         f"{call.id}: {name!r} is listed but calling it is {UNKNOWN_TOOL}"
                     )
+                    named.append(call)
                 elif name not in listed and not unknown:
                     problems.append(
                         f"{call.id}: {name!r} is not listed but the call was not {UNKNOWN_TOOL}"
                     )
+                    named.append(call)
         yield require(
             not problems,
             f"schemas({scope}) [action {index}]",
             "schemas, lookup and execution must resolve through one visibility view: "
             + "; ".join(problems),
+            # the listing, and the first call that contradicts it with every such call's last
+            # event
+            call=named[0].id if named else None,
+            events=[view.position(e) for c in named for e in c.events[-1:]],
+            action=index,
         )
     if view.mode != "code":
         return
@@ -273,6 +286,8 @@ def SCOPE_2(view: View) -> Iterator[Verdict]:
             call.id,
             f"under mode code a model-direct call naming {call.spec['name']!r} must be "
             f"{UNKNOWN_TOOL} (code={call.code}, body entered={call.body_entered})",
+            # the body that ran (else the call's last event, or its answer)
+            **view.at(call, stage="body"),
         )
 
 
