@@ -257,7 +257,9 @@ def _sweep(name: str, tmp_path: Path) -> list[str]:
         for failure in outcome.failures:
             if failure.category is not None or failure.counterexample is None:
                 continue  # an error or a timeout, not a verdict
-            case = json.loads(Path(failure.counterexample).read_text(encoding="utf-8"))
+            file = result.case_file(failure)
+            assert file is not None
+            case = json.loads(file.read_text(encoding="utf-8"))
             forms = frozenset(case["implementation"].get("closedForms", DEFAULT_CLOSED_FORMS))
             view = View(case["scenario"], case["trace"], forms)
             verdicts = list(check(view))
