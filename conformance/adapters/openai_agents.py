@@ -124,7 +124,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
 from openai.types.responses import ResponseFunctionToolCall
 
-from conformance.adapters.reference import attempt_write
+from conformance.adapters.runner import Driver, run_actions, well_formed
 from conformance.interpreter.binding import ABSENT, JSON, Binding, decode, jsonable
 from conformance.interpreter.session import Session
 from conformance.scenario.schema import scripts_of
@@ -133,7 +133,6 @@ from conformance.seam.wire import model_entry
 
 __all__ = ["AgentsBinding", "OpenAIAgentsAdapter", "make_adapter"]
 
-ACTION_DEADLINE_S = 5.0
 DIST = "openai-agents"
 
 CAPABILITIES = frozenset(
@@ -583,14 +582,9 @@ class _Run:
                 return self.session.binding.pre_decision({"kind": "allow"})
 
             decision = await listener(execution, next_)
-            kind = decision.get("kind") if isinstance(decision, Mapping) else None
-            well_formed = isinstance(decision, Mapping) and (
-                (kind == "allow" and set(decision) == {"kind"})
-                or (kind == "ask" and set(decision) <= {"kind", "reason"})
-                or (kind == "deny" and isinstance(decision.get("reason"), str))
-            )
-            if not well_formed:
+            if not well_formed(decision, "pre-execute"):
                 return decision  # the SDK bool()s whatever the policy returns
+            kind = decision["kind"]
             if kind == "deny":
                 self.denials[call_id] = decision.get("reason")
                 return False
@@ -629,10 +623,10 @@ class _Run:
                 return self.session.binding.post_decision({"kind": "accept"})
 
             decision = await listener(data.context, data.output, next_)
-            kind = decision.get("kind") if isinstance(decision, Mapping) else None
+            kind = decision["kind"] if well_formed(decision, "post-execute") else None
             if kind == "accept" and set(decision) == {"kind"}:
                 return ToolGuardrailFunctionOutput.allow()
-            if kind == "block" and isinstance(decision.get("feedback"), str):
+            if kind == "block" and isinstance(decision["feedback"], str):  # reject_content's
                 self.closed[data.context.tool_call_id] = "denied"
                 return ToolGuardrailFunctionOutput.reject_content(decision["feedback"])
             return decision  # not a guardrail output: the SDK decides what it means
@@ -813,42 +807,36 @@ class OpenAIAgentsAdapter:
         run = _Run(scenario, session)
         binding.classify = run.classify
         binding.item_result = run.result_of
-        answers: list[JSON] = []
-        for action in scenario.get("actions", []):
-            try:
-                if "call" in action:
-                    (answer,) = await asyncio.wait_for(
-                        run.calls([action["call"]], None), ACTION_DEADLINE_S
-                    )
-                    answers.append(answer)
-                elif "batch" in action:
-                    results = await asyncio.wait_for(
-                        run.calls(list(action["batch"]), action.get("maxParallel", 4)),
-                        ACTION_DEADLINE_S,
-                    )
-                    answers.append({"results": [_flatten(r) for r in results]})
-                elif "schemas" in action:
-                    answers.append(await _schemas(run, action))
-                else:
-                    raise ScenarioSkipped(f"action {sorted(action)} has no SDK counterpart")
-            except TimeoutError:
-                answers.append({"raised": f"deadline of {ACTION_DEADLINE_S:g} s exceeded"})
+        answers = await run_actions(scenario, _Driver(run))
         return {"registrations": run.registrations, "actions": answers, "events": session.events}
+
+
+class _Driver(Driver):
+    """Each action on the SDK: a call or batch is one streamed run (:meth:`_Run.calls`)."""
+
+    answers_raises = False  # an exception that is no deadline leaves the run
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+
+    async def call(self, call: Mapping[str, Any]) -> JSON:
+        (answer,) = await self.run.calls([call], None)
+        return answer
+
+    async def batch(self, calls: list[Mapping[str, Any]], max_parallel: int) -> JSON:
+        results = await self.run.calls(calls, max_parallel)
+        return {"results": [_flatten(r) for r in results]}
+
+    async def schemas(self, scope: str | None) -> list[dict[str, Any]]:
+        return await self.run.schemas(scope)
+
+    def unsupported(self, action: Mapping[str, Any]) -> Any:
+        raise ScenarioSkipped(f"action {sorted(action)} has no SDK counterpart")
 
 
 def _flatten(answer: JSON) -> JSON:
     """A batch lists results; a call that did not close with a result keeps its form."""
     return answer.get("result", answer)
-
-
-async def _schemas(run: _Run, action: Mapping[str, Any]) -> JSON:
-    scope = action["schemas"].get("scope")
-    listed = await run.schemas(scope)
-    answer: dict[str, Any] = {"schemas": jsonable(listed)}
-    if "mutate" in action:
-        attempt_write(listed, action["mutate"])
-        answer["after"] = jsonable(await run.schemas(scope))
-    return answer
 
 
 def make_adapter() -> OpenAIAgentsAdapter:

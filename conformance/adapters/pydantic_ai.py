@@ -155,15 +155,13 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 
-from conformance.adapters.reference import attempt_write
+from conformance.adapters.runner import Driver, run_actions, well_formed
 from conformance.interpreter.session import JSON, Binding, Session, canonical_json, decode, jsonable
 from conformance.scenario.schema import scripts_of
 from conformance.seam.adapter import AdapterInfo, ScenarioSkipped, requirements
 from conformance.seam.wire import model_entry
 
 __all__ = ["PydanticAIAdapter", "make_adapter", "make_inline_adapter"]
-
-ACTION_DEADLINE_S = 5.0
 
 CAPABILITIES = frozenset(
     [
@@ -434,29 +432,18 @@ _ALLOW: Final[Mapping[str, Any]] = {"kind": "allow"}
 _ACCEPT: Final[Mapping[str, Any]] = {"kind": "accept"}
 
 
-def _exactly(decision: Any, kind: str, *keys: str) -> bool:
-    """``decision`` is the post-execute decision ``kind`` with exactly ``keys`` besides ``kind``,
-    a text feedback where there is one (what the hook's one result channel can say)."""
-    if not isinstance(decision, Mapping) or decision.get("kind") != kind:
-        return False
-    if set(decision) != {"kind", *keys}:
-        return False
-    return all(isinstance(decision[k], str) for k in keys if k == "feedback")
-
-
 def _validated_args(decision: Any, args: Any) -> Any:
     """A pre-execute decision said in ``after_tool_validate``'s terms: it returns the validated
     args (``ValidatedToolArgs = dict[str, Any]``, pa/capabilities/abstract.py:91) or raises.
-    The decisions are SPEC PRE-6's: allow; deny with a reason (a non-empty text); ask with a
-    text reason or none."""
+    The decisions are those :func:`~conformance.adapters.runner.well_formed` accepts."""
     if isinstance(decision, Mapping):
-        kind, reason = decision.get("kind"), decision.get("reason")
+        kind = decision.get("kind") if well_formed(decision, "pre-execute") else None
         if kind == "allow":
             return args
-        if kind == "deny" and isinstance(reason, str) and reason:
-            raise ToolFailed(reason)
-        if kind == "ask" and (reason is None or isinstance(reason, str)):
-            raise ApprovalRequired(metadata={"reason": reason})
+        if kind == "deny":
+            raise ToolFailed(decision["reason"])
+        if kind == "ask":
+            raise ApprovalRequired(metadata={"reason": decision.get("reason")})
         raise _Inexpressible(
             f"the pre-execute decision {canonical_json(jsonable(decision))} has no counterpart: "
             "an after_tool_validate hook returns the args or raises, and a dict it returns IS "
@@ -483,11 +470,12 @@ def _guarded_args(objection: Any, args: Any) -> Any:
 def _executed_result(decision: Any, result: Any) -> Any:
     """A post-execute decision in ``after_tool_execute``'s terms: it returns the result (any
     value is one, pa/capabilities/abstract.py:1352-1371) or raises."""
-    if _exactly(decision, "accept"):
+    keys = set(decision) - {"kind"} if well_formed(decision, "post-execute") else None
+    if keys == set() and decision["kind"] == "accept":
         return result
-    if _exactly(decision, "accept", "value"):
+    if keys == {"value"}:
         return decision["value"]
-    if _exactly(decision, "block", "feedback"):
+    if keys == {"feedback"} and isinstance(decision["feedback"], str):  # a text: ToolFailed's
         raise ToolFailed(decision["feedback"])
     raise _Inexpressible(
         f"the post-execute decision {canonical_json(jsonable(decision))} has no counterpart: an "
@@ -542,36 +530,7 @@ class PydanticAIAdapter:
         registrations = [_register(session, toolset, spec, scenario) for spec in scenario["tools"]]
         hooks = self._hooks(session, scenario)
         approval = session.approval(scenario["approval"]) if "approval" in scenario else None
-        answers: list[dict[str, Any]] = []
-        for action in scenario.get("actions", []):
-            if "call" in action or "batch" in action:
-                calls = [action["call"]] if "call" in action else list(action["batch"])
-                run = _Run(
-                    session,
-                    toolset,
-                    hooks,
-                    approval,
-                    calls,
-                    streams="observers" in scenario,
-                    inline=self.inline,
-                )
-                try:
-                    answer = await asyncio.wait_for(run.answer("call" in action), ACTION_DEADLINE_S)
-                except TimeoutError:
-                    answer = {"raised": f"deadline of {ACTION_DEADLINE_S:g} s exceeded"}
-                except _Inexpressible:
-                    raise
-                except Exception as e:
-                    answer = {"raised": f"{type(e).__name__}: {e}"}
-            elif "schemas" in action:
-                answer = await _schemas(toolset, hooks, action)
-            elif "executionMode" in action:
-                defs = {d.name: d for d in await _tool_defs(toolset, hooks)}
-                tool_def = defs.get(action["executionMode"]["name"])
-                answer = {"mode": "exclusive" if tool_def and tool_def.sequential else "parallel"}
-            else:
-                raise _Inexpressible(f"action {sorted(action)}")
-            answers.append(answer)
+        answers = await run_actions(scenario, _Driver(self, session, toolset, hooks, approval))
         trace = {"registrations": registrations, "actions": answers, "events": session.events}
         return {**trace, "notes": list(self.notes)}
 
@@ -732,19 +691,6 @@ def _model_entry(tool_def: ToolDefinition) -> dict[str, Any]:
     return model_entry(sent, _RENAMES)
 
 
-async def _schemas(
-    toolset: FunctionToolset[Any], hooks: Hooks[Any], action: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The entries of the definitions the model receives; a ``mutate`` writes into them (the
-    framework's own objects) and the next request's are read again (``after``)."""
-    listed = [_model_entry(d) for d in await _tool_defs(toolset, hooks)]
-    answer: dict[str, Any] = {"schemas": jsonable(listed)}
-    if "mutate" in action:
-        attempt_write(listed, action["mutate"])
-        answer["after"] = jsonable([_model_entry(d) for d in await _tool_defs(toolset, hooks)])
-    return answer
-
-
 async def _tool_defs(toolset: FunctionToolset[Any], hooks: Hooks[Any]) -> list[Any]:
     """The ToolDefinitions the model receives on its first request."""
     seen: list[Any] = []
@@ -856,6 +802,46 @@ class _Run:
 
     def _ids(self) -> list[str]:
         return [str(c["callId"]) for c in self.calls]
+
+
+class _Driver(Driver):
+    """Each action on the framework: a call or batch is one run (:class:`_Run`)."""
+
+    passes_through = (ScenarioSkipped, _Inexpressible)
+
+    def __init__(
+        self,
+        adapter: PydanticAIAdapter,
+        session: Session,
+        toolset: FunctionToolset[Any],
+        hooks: Hooks[Any],
+        approval: Any,
+    ) -> None:
+        self.adapter, self.session, self.toolset, self.hooks = adapter, session, toolset, hooks
+        self.approval = approval
+
+    def _run(self, calls: list[Mapping[str, Any]]) -> _Run:
+        streams = "observers" in self.session.scenario
+        return _Run(self.session, self.toolset, self.hooks, self.approval, calls,
+                    streams=streams, inline=self.adapter.inline)  # fmt: skip
+
+    async def call(self, call: Mapping[str, Any]) -> JSON:
+        return await self._run([call]).answer(True)
+
+    async def batch(self, calls: list[Mapping[str, Any]], max_parallel: int) -> JSON:
+        return await self._run(calls).answer(False)
+
+    async def schemas(self, scope: str | None) -> list[dict[str, Any]]:
+        """The entries of the definitions the model receives (the framework's own objects)."""
+        return [_model_entry(d) for d in await _tool_defs(self.toolset, self.hooks)]
+
+    async def execution_mode(self, call: Mapping[str, Any]) -> str:
+        defs = {d.name: d for d in await _tool_defs(self.toolset, self.hooks)}
+        tool_def = defs.get(call["name"])
+        return "exclusive" if tool_def and tool_def.sequential else "parallel"
+
+    def unsupported(self, action: Mapping[str, Any]) -> Any:
+        raise _Inexpressible(f"action {sorted(action)}")
 
 
 def make_adapter() -> PydanticAIAdapter:

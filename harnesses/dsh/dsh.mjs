@@ -19,7 +19,7 @@ import { createScope } from '@deepseek-ai/dsh-scope'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import { ToolRuntime } from '@deepseek-ai/dsh-tools'
 
-import { attemptWrite, Binding, decode, jsonable, runProgram, ScriptError, Session } from '@toolreg/interpreter'
+import { Binding, deadline, decode, describeError, jsonable, runActions as sharedRunActions, runProgram, ScriptError, Session } from '@toolreg/interpreter'
 import { Inexpressible } from '@toolreg/interpreter/stdio'
 
 import { ROOT } from './upstream.mjs'
@@ -27,8 +27,6 @@ import { ROOT } from './upstream.mjs'
 const require = createRequire(join(ROOT, 'package.json'))
 const UPSTREAM = JSON.parse(readFileSync(require.resolve('@deepseek-ai/dsh-tools/package.json'), 'utf8'))
 
-/** The per-action deadline, as conformance/adapters/reference.py's ACTION_DEADLINE_S. */
-export const ACTION_DEADLINE_MS = 5000
 
 /** Who answers the `start` request. */
 export const IMPLEMENTATION = { name: UPSTREAM.name, version: UPSTREAM.version, language: 'typescript' }
@@ -155,15 +153,6 @@ export function buildDefinition(session, spec) {
   return definition
 }
 
-/** `${type}: ${message}`, as Python's f"{type(e).__name__}: {e}". */
-export function describeError(e) {
-  if (e instanceof Error || (e !== null && typeof e === 'object' && 'message' in e)) {
-    const name = typeof e.name === 'string' && e.name ? e.name : (e.constructor?.name ?? 'Error')
-    return `${name}: ${e.message}`
-  }
-  return `${typeof e}: ${String(e)}`
-}
-
 /**
  * The kit's run_code program runtime (@toolreg/interpreter's runProgram, the
  * twin of conformance/interpreter/code_runtime.py) as a dsh-tools CodeRuntime: `call`
@@ -239,32 +228,6 @@ function approvalService(request) {
     request(req) {
       return request(req)
     }
-  }
-}
-
-function deadline(ms, what) {
-  let timer
-  const promise = new Promise((resolve, reject) => {
-    timer = setTimeout(() => reject(new DeadlineExceeded(what)), ms)
-  })
-  return { promise, clear: () => clearTimeout(timer) }
-}
-
-class DeadlineExceeded extends Error {
-  constructor(what) {
-    super(what)
-    this.name = 'DeadlineExceeded'
-  }
-}
-
-/** Race `pending` against the per-action deadline; the loser is left to settle on its own. */
-async function withinActionDeadline(pending) {
-  pending.catch(() => {}) // a late rejection after the deadline must not crash the harness
-  const timer = deadline(ACTION_DEADLINE_MS, 'action')
-  try {
-    return await Promise.race([pending, timer.promise])
-  } finally {
-    timer.clear()
   }
 }
 
@@ -431,7 +394,7 @@ export async function runScenario(scenario) {
     }
 
     const actions = await runActions(scenario, {
-      execute: (call) => ctx.tools.execute(callInput(call)),
+      call: async (call) => ({ result: session.binding.resultJson(await ctx.tools.execute(callInput(call))) }),
       schemas: (scope) => ctx.tools.schemas(agentFor(scope)),
       executionMode: (call) => ctx.tools.executionMode(callInput(call)).kind,
       register: (key) => {
@@ -440,7 +403,6 @@ export async function runScenario(scenario) {
         return outcome
       },
       dispose,
-      resultJson: (result) => session.binding.resultJson(result),
       registerListener: (kind, id) => listeners.register(kind, id),
       disposeListener: (kind, id, again) => listeners.dispose(kind, id, again),
     })
@@ -531,53 +493,15 @@ class Listeners {
   }
 }
 
-/** Run a scenario's actions in order; one answer per action (run_actions of reference.py). */
-export async function runActions(
-  scenario,
-  { execute, schemas, executionMode, register, dispose, resultJson, registerListener, disposeListener },
-) {
-  const answers = []
-  for (const action of scenario.actions ?? []) {
-    try {
-      if ('call' in action) {
-        const result = await withinActionDeadline(Promise.resolve().then(() => execute(action.call)))
-        answers.push({ result: resultJson(result) })
-      } else if ('batch' in action) {
-        throw new Inexpressible(`a batch: ${NO_SCHEDULER}`)
-      } else if ('schemas' in action) {
-        const scope = action.schemas.scope
-        const listed = schemas(scope)
-        const answer = { schemas: jsonable(listed) }
-        if ('mutate' in action) {
-          attemptWrite(listed, action.mutate) // `after` shows whether it took
-          answer.after = jsonable(schemas(scope))
-        }
-        answers.push(answer)
-      } else if ('executionMode' in action) {
-        answers.push({ mode: executionMode(action.executionMode) })
-      } else if ('of' in action && (registerListener === undefined || disposeListener === undefined)) {
-        throw new Inexpressible('this action loop registers no listeners between calls')
-      } else if ('register' in action && 'of' in action) {
-        await registerListener(action.of, action.register)
-        answers.push({ ok: true })
-      } else if ('dispose' in action && 'of' in action) {
-        await disposeListener(action.of, action.dispose, action.again === true)
-        answers.push({})
-      } else if ('register' in action) {
-        const { key, ...outcome } = register(action.register)
-        answers.push(outcome)
-      } else if ('dispose' in action) {
-        dispose(action.dispose, action.again === true)
-        answers.push({})
-      }
-    } catch (e) {
-      if (e instanceof ScriptError || e instanceof Inexpressible) throw e
-      if (e instanceof DeadlineExceeded) {
-        answers.push({ raised: `deadline of ${ACTION_DEADLINE_MS / 1000} s exceeded` })
-      } else {
-        answers.push({ raised: describeError(e) })
-      }
-    }
-  }
-  return answers
+/**
+ * Run a scenario's actions in order through `driver` (@toolreg/interpreter's runActions): a batch
+ * has no counterpart upstream, so it is inexpressible.
+ */
+export function runActions(scenario, driver) {
+  return sharedRunActions(scenario, {
+    unsupported: (action) => {
+      throw new Inexpressible('batch' in action ? `a batch: ${NO_SCHEDULER}` : `action ${JSON.stringify(Object.keys(action))}`)
+    },
+    ...driver,
+  })
 }

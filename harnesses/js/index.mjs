@@ -13,4 +13,14 @@ export {
   STEP_TABLE_URL,
 } from './interpreter.mjs'
 export { runProgram } from './program.mjs'
+export {
+  ACTION_DEADLINE_MS,
+  actionDeadline,
+  DeadlineExceeded,
+  deadline,
+  describeError,
+  runActions,
+  wellFormed,
+  withinDeadline,
+} from './runner.mjs'
 export { modelEntry } from './wire.mjs'

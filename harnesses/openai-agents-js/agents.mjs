@@ -62,13 +62,12 @@ import { Agent, run, setTracingDisabled, tool } from '@openai/agents-core'
 import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents-core/testing'
 import { OpenAIResponsesModel } from '@openai/agents-openai'
 
-import { attemptWrite, Binding, decode, dumps, jsonable, modelEntry, ScriptError, Session } from '@toolreg/interpreter'
+import { Binding, decode, describeError, dumps, jsonable, modelEntry, runActions, ScriptError, Session, wellFormed } from '@toolreg/interpreter'
 import { Inexpressible } from '@toolreg/interpreter/stdio'
 
 // the package's exports map has no ./package.json: read it beside this harness's node_modules
 const UPSTREAM = JSON.parse(readFileSync(new URL('./node_modules/@openai/agents/package.json', import.meta.url), 'utf8'))
 
-export const ACTION_DEADLINE_MS = 5000
 export const IMPLEMENTATION = { name: '@openai/agents', version: UPSTREAM.version, language: 'typescript' }
 
 export const CAPABILITIES = ['approval', 'scopes', 'scheduler', 'timeout-policy', 'pre-execute', 'guards', 'post-execute', 'observers']
@@ -382,41 +381,11 @@ function unsupported(scenario) {
 
 // --------------------------------------------------------------------------- the run
 
-class DeadlineExceeded extends Error {}
-
 /** The provider request was taken; no answer is made up. */
 class Captured extends Error {}
 
-async function withinDeadline(pending) {
-  pending.catch(() => {})
-  let timer
-  const deadline = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new DeadlineExceeded()), ACTION_DEADLINE_MS)
-  })
-  try {
-    return await Promise.race([pending, deadline])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-export function describeError(e) {
-  if (e instanceof Error) return `${e.name}: ${e.message}`
-  return `${typeof e}: ${String(e)}`
-}
-
 const ALLOW = { behavior: { type: 'allow' } }
 const reject = (message) => ({ behavior: { type: 'rejectContent', message } })
-
-/** The well-formed pre-execute decision shapes (else the policy's value is handed over as is). */
-function wellFormedDecision(decision) {
-  if (decision === null || typeof decision !== 'object' || Array.isArray(decision)) return false
-  const keys = Object.keys(decision)
-  if (decision.kind === 'allow') return keys.length === 1
-  if (decision.kind === 'ask') return keys.every((k) => k === 'kind' || k === 'reason')
-  if (decision.kind === 'deny') return typeof decision.reason === 'string'
-  return false
-}
 
 class Run {
   constructor(scenario, session) {
@@ -490,7 +459,7 @@ class Run {
     return async (runContext, input, callId) => {
       const view = new PolicyCall(callId, spec.name, this.agents.get(callId) ?? null, input)
       const decision = await listener(view, async () => this.session.binding.preDecision({ kind: 'allow' }))
-      if (!wellFormedDecision(decision)) return decision // the policy's own value: the SDK decides
+      if (!wellFormed(decision, 'pre-execute')) return decision // the policy's own value: the SDK decides
       if (decision.kind === 'deny') {
         this.denials.set(callId, decision.reason)
         return false
@@ -530,7 +499,7 @@ class Run {
       const decision = await listener(new CallItemView(data.toolCall, data.agent), new GuardrailOutput(callId, data.output), async () =>
         this.session.binding.postDecision({ kind: 'accept' }),
       )
-      const kind = decision !== null && typeof decision === 'object' ? decision.kind : undefined
+      const kind = wellFormed(decision, 'post-execute') ? decision.kind : undefined
       if (kind === 'accept' && Object.keys(decision).length === 1) return ALLOW
       if (kind === 'block' && typeof decision.feedback === 'string') {
         this.closed.add(callId)
@@ -696,33 +665,14 @@ export async function runScenario(scenario) {
   const runner = new Run(scenario, session)
   binding.classify = (callId, output, text) => runner.classify(callId, output, text)
   binding.itemResult = (item) => runner.resultOf(item)
-  const actions = []
-  for (const action of scenario.actions ?? []) {
-    try {
-      if ('call' in action) {
-        const [answer] = await withinDeadline(runner.calls([action.call], undefined))
-        actions.push(answer)
-      } else if ('batch' in action) {
-        const answers = await withinDeadline(runner.calls(action.batch, action.maxParallel ?? 4))
-        actions.push({ results: answers.map((a) => ('result' in a ? a.result : a)) })
-      } else if ('schemas' in action) {
-        const scope = action.schemas?.scope ?? null
-        const listed = await runner.schemas(scope)
-        const answer = { schemas: jsonable(listed) }
-        if ('mutate' in action) {
-          attemptWrite(listed, action.mutate)
-          answer.after = jsonable(await runner.schemas(scope))
-        }
-        actions.push(answer)
-      } else {
-        throw new Inexpressible(`action ${JSON.stringify(Object.keys(action))} has no SDK counterpart`)
-      }
-    } catch (e) {
-      if (e instanceof ScriptError || e instanceof Inexpressible) throw e
-      if (e instanceof DeadlineExceeded) actions.push({ raised: `deadline of ${ACTION_DEADLINE_MS / 1000} s exceeded` })
-      else actions.push({ raised: describeError(e) })
-    }
-  }
+  const actions = await runActions(scenario, {
+    call: async (call) => (await runner.calls([call], undefined))[0],
+    batch: async (calls, maxParallel) => ({ results: (await runner.calls(calls, maxParallel ?? 4)).map((a) => ('result' in a ? a.result : a)) }),
+    schemas: (scope) => runner.schemas(scope ?? null),
+    unsupported: (action) => {
+      throw new Inexpressible(`action ${JSON.stringify(Object.keys(action))} has no SDK counterpart`)
+    },
+  })
   await new Promise((resolve) => setImmediate(resolve))
   if (session.scriptErrors.length > 0) throw session.scriptErrors[0]
   return { registrations: runner.registrations, actions, events: session.events.slice() }

@@ -49,13 +49,12 @@ import { createRequire } from 'node:module'
 import { generateText, InvalidToolInputError, isStepCount, jsonSchema, NoSuchToolError, tool } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 
-import { attemptWrite, Binding, decode, dumps, jsonable, modelEntry, ScriptError, Session } from '@toolreg/interpreter'
+import { Binding, decode, describeError, dumps, jsonable, modelEntry, runActions, ScriptError, Session } from '@toolreg/interpreter'
 import { Inexpressible } from '@toolreg/interpreter/stdio'
 
 const require = createRequire(import.meta.url)
 const UPSTREAM = JSON.parse(readFileSync(require.resolve('ai/package.json'), 'utf8'))
 
-export const ACTION_DEADLINE_MS = 5000
 export const IMPLEMENTATION = { name: UPSTREAM.name, version: UPSTREAM.version, language: 'typescript' }
 
 /**
@@ -332,26 +331,6 @@ function approvalStatus(decision) {
 /** The end of a one-listener chain: nobody objects, the SDK's default (not-applicable: it runs). */
 const END_OF_CHAIN = () => ({ kind: 'allow' })
 
-class DeadlineExceeded extends Error {}
-
-async function withinDeadline(pending) {
-  pending.catch(() => {})
-  let timer
-  const deadline = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new DeadlineExceeded()), ACTION_DEADLINE_MS)
-  })
-  try {
-    return await Promise.race([pending, deadline])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-export function describeError(e) {
-  if (e instanceof Error) return `${e.name}: ${e.message}`
-  return `${typeof e}: ${String(e)}`
-}
-
 // --------------------------------------------------------------------------- the run
 
 /**
@@ -568,29 +547,16 @@ export async function runScenario(scenario) {
     })
   }
 
-  const actions = []
-  for (const action of scenario.actions ?? []) {
-    try {
-      if ('call' in action) {
-        const [answer] = await withinDeadline(turn([action.call]))
-        actions.push(answer)
-      } else if ('batch' in action) {
-        const answers = await withinDeadline(turn(action.batch, action.maxParallel))
-        actions.push({ results: answers.map((a) => ('result' in a ? a.result : a)) })
-      } else if ('schemas' in action) {
-        actions.push(await schemasAnswer(action, common))
-      } else if ('executionMode' in action) {
-        // Every call of a step runs concurrently (executeTools / mapWithConcurrency, dist:6322, 5465).
-        actions.push({ mode: 'parallel' })
-      } else {
-        throw new Inexpressible(`action ${JSON.stringify(Object.keys(action))}: ${MISSING['registry-mutation']}`)
-      }
-    } catch (e) {
-      if (e instanceof ScriptError || e instanceof Inexpressible) throw e
-      if (e instanceof DeadlineExceeded) actions.push({ raised: `deadline of ${ACTION_DEADLINE_MS / 1000} s exceeded` })
-      else actions.push({ raised: describeError(e) })
-    }
-  }
+  const actions = await runActions(scenario, {
+    call: async (call) => (await turn([call]))[0],
+    batch: async (calls, maxParallel) => ({ results: (await turn(calls, maxParallel)).map((a) => ('result' in a ? a.result : a)) }),
+    schemas: (scope) => listSchemas(scope ?? null, common),
+    // Every call of a step runs concurrently (executeTools / mapWithConcurrency, dist:6322, 5465).
+    executionMode: () => 'parallel',
+    unsupported: (action) => {
+      throw new Inexpressible(`action ${JSON.stringify(Object.keys(action))}: ${MISSING['registry-mutation']}`)
+    },
+  })
   await new Promise((resolve) => setImmediate(resolve))
   if (session.scriptErrors.length > 0) throw session.scriptErrors[0]
   return {
@@ -634,25 +600,15 @@ function settledOf(part) {
  * boolean strict dropped, every other field kept). Nothing is copied: the values are the
  * SDK's own objects, so a write goes into what the SDK sends next (a new request shows it).
  */
-async function schemasAnswer(action, common) {
-  const scope = action.schemas?.scope ?? null
-  const list = async () => {
-    let seen = []
-    const model = new MockLanguageModelV4({
-      doGenerate: async (options) => {
-        seen = options.tools ?? []
-        return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: USAGE, warnings: [] }
-      },
-    })
-    const options = common(scope, undefined, undefined)
-    await generateText({ ...options, model, prompt: 'toolreg schemas' })
-    return seen.map((entry) => modelEntry(entry, { inputSchema: 'parameters' }))
-  }
-  const listed = await list()
-  const answer = { schemas: jsonable(listed) }
-  if ('mutate' in action) {
-    attemptWrite(listed, action.mutate) // `after` shows whether it took
-    answer.after = jsonable(await list())
-  }
-  return answer
+async function listSchemas(scope, common) {
+  let seen = []
+  const model = new MockLanguageModelV4({
+    doGenerate: async (options) => {
+      seen = options.tools ?? []
+      return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: USAGE, warnings: [] }
+    },
+  })
+  const options = common(scope, undefined, undefined)
+  await generateText({ ...options, model, prompt: 'toolreg schemas' })
+  return seen.map((entry) => modelEntry(entry, { inputSchema: 'parameters' }))
 }

@@ -3,8 +3,9 @@
 An adapter for a Python registry is this file with the API calls swapped: it
 builds the set-up from :class:`conformance.interpreter.session.Session`'s factories (which
 interpret every scripted step and record every event), maps them onto the
-registry's own registration calls, and runs the scenario's actions in order.
-It never judges anything.
+registry's own registration calls, and runs the scenario's actions in order through
+:func:`conformance.adapters.runner.run_actions` with a small driver (what each action
+does on the registry). It never judges anything. docs/adapters.md walks through it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
 import reference
+from conformance.adapters import runner
+from conformance.adapters.runner import attempt_write, run_actions, well_formed
 from conformance.interpreter.code_runtime import ScriptedCodeRuntime
 from conformance.interpreter.session import JSON, Binding, Session, decode, jsonable
 from conformance.seam.adapter import CAPABILITIES, DEFAULT_CLOSED_FORMS, AdapterInfo
@@ -41,7 +44,7 @@ __all__ = [
     "run_in_a_new_loop",
 ]
 
-ACTION_DEADLINE_S = 5.0
+ACTION_DEADLINE_S = runner.ACTION_DEADLINE_S  # the runner's; a test may shorten it here
 
 T = TypeVar("T")
 
@@ -120,22 +123,25 @@ class DecisionMismatch(Exception):
 
 
 def _construct(kind: str, keys: set[str], v: dict[str, Any]) -> Any:
-    """The well-formed decision ``kind`` built by its constructor; None when not well-formed."""
-    if kind == "allow" and not keys:
+    """The well-formed decision ``kind`` built by its constructor; None when not well-formed
+    (:func:`conformance.adapters.runner.well_formed`) or not constructible as scripted."""
+    pre = kind in ("allow", "deny", "ask")
+    if not well_formed({"kind": kind, **v}, "pre-execute" if pre else "post-execute"):
+        return None
+    if kind == "allow":
         return reference.allow()
-    if kind == "deny" and keys == {"reason"} and isinstance(v["reason"], str):
+    if kind == "deny":
         return reference.deny(v["reason"])
-    if kind == "ask" and keys <= {"reason"} and isinstance(v.get("reason", ""), str):
+    if kind == "ask":
         return reference.ask(v.get("reason"))
     # the constructors drop a None content / additionalContexts: those stay as scripted
-    kept = v.get("content", ()) is not None and v.get("additionalContexts", ()) is not None
+    if v.get("content", ()) is None or v.get("additionalContexts", ()) is None:
+        return None
     contexts = v.get("additionalContexts")
-    if kind == "accept" and kept and keys <= {"content", "value", "additionalContexts"}:
+    if kind == "accept":
         value = {"value": v["value"]} if "value" in v else {}
         return reference.accept(content=v.get("content"), additional_contexts=contexts, **value)
-    if kind == "block" and kept and keys in ({"feedback"}, {"feedback", "additionalContexts"}):
-        return reference.block(v["feedback"], additional_contexts=contexts)
-    return None
+    return reference.block(v["feedback"], additional_contexts=contexts)
 
 
 def code_runtime() -> ScriptedCodeRuntime:
@@ -239,21 +245,40 @@ class ReferenceAdapter:
                 ),
             )
 
-        actions = await run_actions(
-            scenario,
-            execute=lambda call: registry.execute(call_input(call)),
-            caller_writes=session.caller_writes,
-            batch=lambda calls, n: self._batch(
-                registry, [call_input(c) for c in calls], max_parallel=n
-            ),
-            schemas=registry.schemas,
-            execution_mode=lambda call: registry.execution_mode(call_input(call)),
-            register=lambda key: _appended(registrations, register(key)),
-            dispose=dispose,
-            result_json=session.binding.result_json,
-            register_listener=listeners.register,
-            dispose_listener=listeners.dispose,
-        )
+        result_json, batch_driver = session.binding.result_json, self._batch
+
+        class Driver(runner.Driver):
+            """Each action on the registry: the adapter's driver (the binding is the other half)."""
+
+            caller_writes = session.caller_writes
+
+            async def call(self, call: Mapping[str, Any]) -> JSON:
+                return {"result": result_json(await registry.execute(call_input(call)))}
+
+            async def batch(self, calls: list[Mapping[str, Any]], max_parallel: int) -> JSON:
+                inputs = [call_input(c) for c in calls]
+                results = await batch_driver(registry, inputs, max_parallel=max_parallel)
+                return {"results": [result_json(r) for r in results]}
+
+            def schemas(self, scope: str | None) -> list[dict[str, Any]]:
+                return registry.schemas(scope)
+
+            def execution_mode(self, call: Mapping[str, Any]) -> str:
+                return registry.execution_mode(call_input(call))
+
+            def register(self, key: str) -> dict[str, Any]:
+                return _appended(registrations, register(key))
+
+            def dispose(self, key: str, again: bool) -> None:
+                dispose(key, again)
+
+            def register_listener(self, kind: str, ident: str) -> None:
+                listeners.register(kind, ident)
+
+            def dispose_listener(self, kind: str, ident: str, again: bool) -> None:
+                listeners.dispose(kind, ident, again)
+
+        actions = await run_actions(scenario, Driver(), deadline=ACTION_DEADLINE_S)
         return {
             "registrations": registrations,
             "actions": actions,
@@ -323,119 +348,9 @@ def nested_input(ctx: Any, call_id: str, name: str, arguments: Any) -> ToolExecu
     )
 
 
-def attempt_write(listed: Any, mutate: Mapping[str, Any]) -> None:
-    """A caller's write into what ``schemas()`` handed it (a ``schemas`` action's ``mutate``):
-    ``mutate["value"]`` at ``mutate["path"]``; a refused write is what a correct registry's
-    copies may do, so it is swallowed (DEF-2 judges the re-read, not the write)."""
-    target: Any = listed
-    path = mutate["path"]
-    try:
-        for key in path[:-1]:
-            target = target[key]
-        target[path[-1]] = mutate["value"]
-    except Exception:
-        pass
-
-
 def _appended(items: list[dict[str, Any]], item: dict[str, Any]) -> dict[str, Any]:
     items.append(item)
     return item
-
-
-async def _invoked(
-    pending: Any, writes: Callable[[list[Mapping[str, Any]], str], None], calls: Any
-) -> Any:
-    """Make the ``afterInvoke`` writes of ``calls`` the moment the caller has control back
-    after invoking ``execute`` (or ``batch``), before it awaits the result; returns what to
-    await. A JavaScript caller gets control back when the async call reaches its first
-    ``await``; a Python coroutine runs only once scheduled, so it is scheduled and run to its
-    first wait, then written to (SPEC PIPE-2: "later" counts from the call). A write that
-    raises cancels the call."""
-    if not any(isinstance(c, Mapping) and c.get("afterInvoke") for c in calls):
-        return pending
-    if asyncio.iscoroutine(pending):
-        pending = asyncio.ensure_future(pending)
-        await asyncio.sleep(0)  # the call runs up to its first wait
-    try:
-        writes(calls, "afterInvoke")
-    except BaseException:
-        if isinstance(pending, asyncio.Future):
-            pending.cancel()
-        elif asyncio.iscoroutine(pending):
-            pending.close()
-        raise
-    return pending
-
-
-async def run_actions(
-    scenario: Mapping[str, Any],
-    *,
-    execute: Callable[[Mapping[str, Any]], Any],
-    batch: Callable[[list[Mapping[str, Any]], int], Any],
-    schemas: Callable[[str | None], list[dict[str, Any]]],
-    execution_mode: Callable[[Mapping[str, Any]], str],
-    register: Callable[[str], dict[str, Any]],
-    dispose: Callable[[str, bool], None],
-    result_json: Callable[[Any], Any],
-    caller_writes: Callable[[Mapping[str, Any], str], None] | None = None,
-    register_listener: Callable[[str, str], None] | None = None,
-    dispose_listener: Callable[[str, str, bool], None] | None = None,
-) -> list[dict[str, Any]]:
-    """Run a scenario's actions in order; one answer per action (shared by Python adapters).
-
-    A call's ``afterInvoke`` writes are made right after ``execute`` (or ``batch``) is
-    invoked and before it is awaited (:func:`_invoked`: once the call reached its first
-    wait), its ``afterResult`` writes after it returned
-    (``caller_writes``: ``Session.caller_writes``; None: none are made)."""
-
-    def writes(calls: list[Mapping[str, Any]], moment: str) -> None:
-        if caller_writes is not None:
-            for call in calls:
-                caller_writes(call, moment)
-
-    answers: list[dict[str, Any]] = []
-    for action in scenario.get("actions", []):
-        try:
-            if "call" in action:
-                pending = await _invoked(execute(action["call"]), writes, [action["call"]])
-                result = await asyncio.wait_for(pending, ACTION_DEADLINE_S)
-                answers.append({"result": result_json(result)})
-                writes([action["call"]], "afterResult")
-            elif "batch" in action:
-                pending = batch(action["batch"], action.get("maxParallel", 4))
-                pending = await _invoked(pending, writes, action["batch"])
-                results = await asyncio.wait_for(pending, ACTION_DEADLINE_S)
-                answers.append({"results": [result_json(r) for r in results]})
-                writes(action["batch"], "afterResult")
-            elif "schemas" in action:
-                scope = action["schemas"].get("scope")
-                listed = schemas(scope)
-                answer: dict[str, Any] = {"schemas": jsonable(listed)}
-                if "mutate" in action:
-                    attempt_write(listed, action["mutate"])
-                    answer["after"] = jsonable(schemas(scope))
-                answers.append(answer)
-            elif "executionMode" in action:
-                answers.append({"mode": execution_mode(action["executionMode"])})
-            elif "of" in action and (register_listener is None or dispose_listener is None):
-                raise NotImplementedError("this adapter registers no listeners between calls")
-            elif "register" in action and "of" in action:
-                register_listener(action["of"], action["register"])  # type: ignore[misc]
-                answers.append({"ok": True})
-            elif "dispose" in action and "of" in action:
-                dispose_listener(action["of"], action["dispose"], bool(action.get("again")))  # type: ignore[misc]
-                answers.append({})
-            elif "register" in action:
-                outcome = register(action["register"])
-                answers.append({k: v for k, v in outcome.items() if k != "key"})
-            elif "dispose" in action:
-                dispose(action["dispose"], bool(action.get("again")))
-                answers.append({})
-        except TimeoutError:
-            answers.append({"raised": f"deadline of {ACTION_DEADLINE_S:g} s exceeded"})
-        except Exception as e:
-            answers.append({"raised": f"{type(e).__name__}: {e}"})
-    return answers
 
 
 def run_in_a_new_loop(main: Coroutine[Any, Any, T]) -> T:

@@ -23,7 +23,7 @@ test('a batch action is inexpressible, not driven by the harness', async () => {
   const scenario = { actions: [{ batch: [{ callId: 'c0', name: 't', arguments: {} }] }] }
   const unused = () => assert.fail('no call may be made for a batch')
   await assert.rejects(
-    runActions(scenario, { execute: unused, schemas: unused, executionMode: unused, register: unused, dispose: unused, resultJson: unused }),
+    runActions(scenario, { call: unused, schemas: unused, executionMode: unused, register: unused, dispose: unused }),
     (e) => e instanceof Inexpressible && /no batch driver/.test(e.message),
   )
 })
