@@ -441,6 +441,7 @@ export async function runScenario(scenario) {
       },
       dispose,
       resultJson: (result) => session.binding.resultJson(result),
+      callerWrites: (call, moment) => session.callerWrites(call, moment),
       registerListener: (kind, id) => listeners.register(kind, id),
       disposeListener: (kind, id, again) => listeners.dispose(kind, id, again),
     })
@@ -534,14 +535,19 @@ class Listeners {
 /** Run a scenario's actions in order; one answer per action (run_actions of reference.py). */
 export async function runActions(
   scenario,
-  { execute, schemas, executionMode, register, dispose, resultJson, registerListener, disposeListener },
+  { execute, schemas, executionMode, register, dispose, resultJson, registerListener, disposeListener, callerWrites },
 ) {
   const answers = []
   for (const action of scenario.actions ?? []) {
     try {
       if ('call' in action) {
-        const result = await withinActionDeadline(Promise.resolve().then(() => execute(action.call)))
+        // invoking runs the call up to its first await; then the caller writes (afterInvoke,
+        // PIPE-2: "later" counts from the call), before awaiting the result
+        const pending = Promise.resolve(execute(action.call))
+        callerWrites?.(action.call, 'afterInvoke')
+        const result = await withinActionDeadline(pending)
         answers.push({ result: resultJson(result) })
+        callerWrites?.(action.call, 'afterResult')
       } else if ('batch' in action) {
         throw new Inexpressible(`a batch: ${NO_SCHEDULER}`)
       } else if ('schemas' in action) {

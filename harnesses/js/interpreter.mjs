@@ -626,6 +626,21 @@ export class Session {
     return input
   }
 
+  /**
+   * The writes the caller makes to its own objects at `moment`: `afterInvoke` (right after
+   * invoking execute, before awaiting it) or `afterResult` (after it returned). Each is
+   * attempted like a `mutate` step of stage `caller` and recorded with id `after-invoke` /
+   * `after-result` (caller_writes of session.py).
+   */
+  callerWrites(call, moment) {
+    const writes = call[moment]
+    if (!writes?.length) return
+    const callId = String(call.callId)
+    const id = moment === 'afterInvoke' ? 'after-invoke' : 'after-result'
+    const frame = new Frame('caller', { stage: 'caller', id, call: callId }, { callId })
+    for (const write of writes) HANDLERS.mutate(this, frame, write)
+  }
+
   /** The scenario's call an execution belongs to (its call id, unless a stage forged it). */
   callOf(execution) {
     const callId = this.binding.callId(execution) ?? null
