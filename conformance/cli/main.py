@@ -204,6 +204,9 @@ def _parser() -> argparse.ArgumentParser:
     from conformance.cli.http import add_commands as add_http_commands
 
     add_http_commands(sub, _transport_options)  # serve, fuzz-protocol
+    from conformance.cli.doctor import add_command as add_doctor
+
+    add_doctor(sub, _transport_options)
     return parser
 
 
@@ -264,6 +267,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _compare(args, sys.stdout)
         if args.command == "explain":
             return _explain(args, sys.stdout)
+        if args.command == "doctor":
+            from conformance.cli.doctor import main as doctor_main
+
+            return doctor_main(args, sys.stdout)
         if args.command in ("serve", "fuzz-protocol"):
             from conformance.cli.http import main as http_main
 
