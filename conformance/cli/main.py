@@ -334,6 +334,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress = RunProgress(err, quiet=args.quiet, lines=args.progress)
     info = adapter.describe()
     progress.note(f"{info.name} {info.version} ({info.language}), profile {args.profile}")
+    blind = _preflight(adapter, err)
     if contract is not None:
         progress.note(f"contract {contract.source}: {len(contract.promises)} rules promised")
     with interruptible() as stop:
@@ -355,6 +356,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     corpus=corpus,
                     write_corpus=Path(args.write_corpus) if args.write_corpus else None,
                     fail_fast="any" if args.fail_fast else None,
+                    adapter_errors=blind,
                 )
                 stop.settle()  # the run has its thread back: it finishes, not the watchdog
         finally:
@@ -362,6 +364,26 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if contract is not None:
             result.notes += contract.notes_for(info.name, info.version)
         return _finish_run(args, result, logs, report_dir, expectations, out, err)
+
+
+def _preflight(adapter: Adapter, err: TextIO) -> dict[str, str]:
+    """The doctor's probes, before the first rule: the rules a declared capability the
+    adapter does not deliver would leave blind, each with the doctor's message."""
+    from conformance.running.doctor import broken_rules, diagnose
+
+    try:
+        diagnoses = diagnose(adapter)
+    except Exception as e:  # the run itself reports an adapter that cannot run scenarios
+        print(f"doctor: the probes could not run ({type(e).__name__}: {e})", file=err)
+        return {}
+    for d in diagnoses:
+        if d.broken:
+            print(
+                f"adapter defect ({d.probe.name}): {d.detail}; fix: {d.probe.hook}; "
+                f"reported error: {', '.join(d.probe.rules)} (toolreg-conformance doctor)",
+                file=err,
+            )
+    return broken_rules(diagnoses)
 
 
 def _corpus_options(args: argparse.Namespace) -> Corpus | None:

@@ -124,3 +124,31 @@ def test_every_probe_scenario_is_a_valid_scenario() -> None:
 
     for probe in PROBES:
         validate(probe.scenario, "scenario", probe.name)
+
+
+def test_run_reports_the_rules_a_broken_probe_blinds_as_adapter_errors(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CANCEL-1 fails against this adapter (the body runs a call that has the caller's
+    signal): `run` reports it error (adapter), with the doctor's message, never fail."""
+    monkeypatch.syspath_prepend(str(HERE.parent.parent))
+    spec = "python:tests.kit.broken_adapters:ignores_without_signal"
+    assert main(["run", "--adapter", spec, "--rules", "CANCEL-1", "--profile", "quick", "-q"]) == 1
+    out, err = capsys.readouterr()
+    assert "CANCEL-1  error  adapter: without-signal" in out
+    assert "adapter defect (without-signal)" in err and "withoutSignal" in err
+
+
+def test_run_suite_marks_adapter_errors_never_pass() -> None:
+    from conformance.running.runner import run_suite
+    from conformance.vocab import Status
+
+    clean = run_suite(ReferenceAdapter(), profile="quick", rules="DEF-6")
+    assert [r.status for r in clean.rules] == [Status.PASS]
+    blind = run_suite(
+        ReferenceAdapter(), profile="quick", rules="DEF-6", adapter_errors={"DEF-6": "doctor says"}
+    )
+    (outcome,) = blind.rules
+    assert outcome.status == Status.ERROR
+    assert outcome.errors[0].message == "doctor says"
+    assert outcome.errors[0].category == "undelivered"
