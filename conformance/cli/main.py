@@ -207,6 +207,9 @@ def _parser() -> argparse.ArgumentParser:
     from conformance.cli.doctor import add_command as add_doctor
 
     add_doctor(sub, _transport_options)
+    from conformance.cli.init import add_command as add_init
+
+    add_init(sub)
     return parser
 
 
@@ -267,6 +270,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _compare(args, sys.stdout)
         if args.command == "explain":
             return _explain(args, sys.stdout)
+        if args.command == "init":
+            from conformance.cli.init import main as init_main
+
+            return init_main(args, sys.stdout)
         if args.command == "doctor":
             from conformance.cli.doctor import main as doctor_main
 

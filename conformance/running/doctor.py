@@ -99,6 +99,9 @@ _CALLER_WRITES: Final = [
 
 
 def _judge_caller(trace: Trace) -> tuple[str, str]:
+    answers = [a for a in trace.get("actions", []) if isinstance(a, Mapping) and "raised" in a]
+    if answers:  # a plain call that raises: the adapter cannot run a call at all yet
+        return BROKEN, f"a plain call raised instead of answering: {answers[0]['raised']}"
     made = _events(trace, stage="caller")
     made = [e for e in made if "mutate" in e]
     if len(made) < 2 * len(_CALLER_WRITES):
