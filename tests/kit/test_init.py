@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -46,3 +48,19 @@ def test_init_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "would overwrite expect.json" in capsys.readouterr().err
     assert (tmp_path / "expect.json").read_text() == "{}"
     assert not (tmp_path / "conformance_adapter.py").exists()
+
+
+def test_init_js_writes_a_stdio_harness_skeleton(tmp_path: Path) -> None:
+    assert main(["init", "js", str(tmp_path), "--name", "mine"]) == 0
+    written = {p.name for p in tmp_path.iterdir()}
+    assert {"harness.mjs", "binding.mjs", "package.json", "expect.json"} <= written
+    binding = (tmp_path / "binding.mjs").read_text()
+    for hook in ("trackCaller", "withoutSignal", "again", "callerWrites", "newController"):
+        assert hook in binding
+    package = json.loads((tmp_path / "package.json").read_text())
+    interpreter = package["dependencies"]["@toolreg/interpreter"].removeprefix("file:")
+    assert (Path(interpreter) / "stdio.mjs").is_file()
+    assert "stdio:node harness.mjs" in (tmp_path / "conformance-ci.sh").read_text()
+    if shutil.which("node"):
+        for name in ("harness.mjs", "binding.mjs"):
+            subprocess.run(["node", "--check", str(tmp_path / name)], check=True)
