@@ -1,4 +1,4 @@
-"""Four broken ADAPTERS of the correct reference registry (issue 23), for the doctor's tests.
+"""Broken ADAPTERS of the correct reference registry (issue 23), for the doctor's tests.
 
 Each is the reference adapter with one plausible mistake a new adapter author makes,
 the registry untouched (the mutant catalogue holds broken registries; these are not
@@ -15,7 +15,14 @@ from typing import Any
 from conformance.adapters.reference import ReferenceAdapter, ReferenceBinding
 from conformance.interpreter.session import Binding, Session
 
-__all__ = ["copies_execution", "disposes_by_name", "ignores_without_signal", "no_track_caller"]
+__all__ = [
+    "copies_execution",
+    "disposes_by_name",
+    "ignores_without_signal",
+    "no_track_caller",
+    "orphans_nested_calls",
+    "shows_caller_arguments",
+]
 
 
 class _Forgetful(Session):
@@ -82,3 +89,42 @@ def disposes_by_name() -> ReferenceAdapter:
 
 def copies_execution() -> ReferenceAdapter:
     return ReferenceAdapter(name="copies-execution", binding=_CopyingBinding())
+
+
+class _ShowsCallerArguments(ReferenceBinding):
+    """Reports what the caller sent as what the approver saw, whatever the request holds."""
+
+    def request_arguments(self, request: Any) -> Any:
+        return {"x": 1}
+
+
+class _Orphan:
+    """A body's run context whose token the adapter dropped: nested calls get no parent."""
+
+    token = None
+
+    def __init__(self, ctx: Any) -> None:
+        self._ctx = ctx
+
+    def __getattr__(self, key: str) -> Any:
+        return getattr(self._ctx, key)
+
+
+class _Orphaning(Session):
+    """Runs nested calls outside the body's execution (their parent lost)."""
+
+    @property
+    def nested_call(self) -> Any:
+        return self._nested
+
+    @nested_call.setter
+    def nested_call(self, run: Any) -> None:
+        self._nested = lambda ctx, call_id, name, args: run(_Orphan(ctx), call_id, name, args)
+
+
+def shows_caller_arguments() -> ReferenceAdapter:
+    return ReferenceAdapter(name="shows-caller-arguments", binding=_ShowsCallerArguments())
+
+
+def orphans_nested_calls() -> ReferenceAdapter:
+    return ReferenceAdapter(name="orphans-nested-calls", session=_Orphaning)

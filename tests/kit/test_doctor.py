@@ -28,6 +28,8 @@ CASES: list[tuple[Callable[[], Adapter], str, str]] = [
     (broken_adapters.disposes_by_name, "dispose-again-tool", "again"),
     (broken_adapters.disposes_by_name, "dispose-again-listener", "again"),
     (broken_adapters.copies_execution, "stage-writes", "copy"),
+    (broken_adapters.shows_caller_arguments, "request-arguments", "request_arguments"),
+    (broken_adapters.orphans_nested_calls, "nested-calls", "parent"),
 ]
 
 
