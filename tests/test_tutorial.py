@@ -3,7 +3,9 @@ directory, end in a conformant run of the tutorial's own registry (issue 23).
 
 ``toolreg-conformance`` is this checkout's (a shim on PATH runs ``python -m conformance``
 with the checkout on PYTHONPATH), so the tutorial is checked against the kit beside it.
-Also runnable alone: ``python tests/test_tutorial.py`` prints the script it runs.
+The run is marked slow (CI's ``-m slow`` step); ``python tests/test_tutorial.py --run``
+runs it alone (exit status: the tutorial's), ``python tests/test_tutorial.py`` prints the
+script it runs.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TUTORIAL = ROOT / "docs" / "tutorial.md"
@@ -59,6 +64,7 @@ def test_the_extraction_sees_every_block_and_fails_on_a_broken_one() -> None:
     assert done.returncode != 0 and "never" not in done.stdout
 
 
+@pytest.mark.slow
 def test_the_tutorial_ends_in_a_conformant_run(tmp_path: Path) -> None:
     done = run_tutorial(tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -69,4 +75,10 @@ def test_the_tutorial_ends_in_a_conformant_run(tmp_path: Path) -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--run"]:
+        with tempfile.TemporaryDirectory() as scratch:
+            ran = run_tutorial(Path(scratch))
+        print(ran.stdout, end="")
+        print(ran.stderr, end="", file=sys.stderr)
+        sys.exit(ran.returncode)
     print(script(TUTORIAL.read_text(encoding="utf-8")))
