@@ -127,7 +127,7 @@ from openai.types.responses import ResponseFunctionToolCall
 from conformance.adapters.runner import Driver, run_actions, well_formed
 from conformance.interpreter.binding import ABSENT, JSON, Binding, decode, jsonable
 from conformance.interpreter.session import Session
-from conformance.scenario.schema import scripts_of
+from conformance.scenario.schema import calls_of, scripts_of
 from conformance.seam.adapter import AdapterInfo, ScenarioSkipped
 from conformance.seam.wire import model_entry
 
@@ -466,6 +466,11 @@ def _unsupported(scenario: Mapping[str, Any]) -> str | None:
     steps = {k for script in scripts_of(scenario) for step in script for k in step}
     if steps & {"deferContext", "concludeTurn"}:
         return "no deferred contexts or turn conclusion in the SDK"
+    if any(c.get("afterInvoke") or c.get("afterResult") for c in calls_of(scenario)):
+        return (
+            "the caller's afterInvoke/afterResult writes: the caller is the Runner's own loop, "
+            "which this adapter does not interrupt to write (the doctor's caller-writes)"
+        )
     if len(scenario.get("preExecute", [])) > 1:
         return "one needs_approval policy per tool: no chain of pre-execute listeners"
     listeners = [

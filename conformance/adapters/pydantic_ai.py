@@ -157,7 +157,7 @@ from pydantic_ai.toolsets import FunctionToolset
 
 from conformance.adapters.runner import Driver, run_actions, well_formed
 from conformance.interpreter.session import JSON, Binding, Session, canonical_json, decode, jsonable
-from conformance.scenario.schema import scripts_of
+from conformance.scenario.schema import calls_of, scripts_of
 from conformance.seam.adapter import AdapterInfo, ScenarioSkipped, requirements
 from conformance.seam.wire import model_entry
 
@@ -519,6 +519,11 @@ class PydanticAIAdapter:
                 "; ".join(f"{c}: {MISSING.get(c, 'not supported')}" for c in lacking)
             )
         _no_chains(scenario)
+        if any(c.get("afterInvoke") or c.get("afterResult") for c in calls_of(scenario)):
+            raise ScenarioSkipped(
+                "the caller's afterInvoke/afterResult writes: the caller is the agent's own "
+                "loop, which this adapter does not interrupt to write (the doctor's caller-writes)"
+            )
         try:
             return asyncio.run(self._run(scenario))
         except _Inexpressible as e:

@@ -220,6 +220,12 @@ def _parser() -> argparse.ArgumentParser:
     from conformance.cli.http import add_commands as add_http_commands
 
     add_http_commands(sub, _transport_options)  # serve, fuzz-protocol
+    from conformance.cli.doctor import add_command as add_doctor
+
+    add_doctor(sub, _transport_options)
+    from conformance.cli.init import add_command as add_init
+
+    add_init(sub)
     return parser
 
 
@@ -282,6 +288,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _compare(args, sys.stdout)
         if args.command == "explain":
             return _explain(args, sys.stdout)
+        if args.command == "init":
+            from conformance.cli.init import main as init_main
+
+            return init_main(args, sys.stdout)
+        if args.command == "doctor":
+            from conformance.cli.doctor import main as doctor_main
+
+            return doctor_main(args, sys.stdout)
         if args.command in ("serve", "fuzz-protocol"):
             from conformance.cli.http import main as http_main
 
@@ -346,6 +360,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress = RunProgress(err, quiet=args.quiet, lines=args.progress)
     info = adapter.describe()
     progress.note(f"{info.name} {info.version} ({info.language}), profile {args.profile}")
+    blind = _preflight(adapter, err)
     if contract is not None:
         progress.note(f"contract {contract.source}: {len(contract.promises)} rules promised")
     with interruptible() as stop:
@@ -368,6 +383,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     write_corpus=Path(args.write_corpus) if args.write_corpus else None,
                     fail_fast="any" if args.fail_fast else None,
                     shard=shard,
+                    adapter_errors=blind,
                 )
                 stop.settle()  # the run has its thread back: it finishes, not the watchdog
         finally:
@@ -416,6 +432,26 @@ def _merge(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     args.update_expect, args.progress = False, False
     with capture_logs(None) as logs:
         return _finish_run(args, result, logs, report_dir, expectations, out, err)
+
+
+def _preflight(adapter: Adapter, err: TextIO) -> dict[str, str]:
+    """The doctor's probes, before the first rule: the rules a declared capability the
+    adapter does not deliver would leave blind, each with the doctor's message."""
+    from conformance.running.doctor import broken_rules, diagnose
+
+    try:
+        diagnoses = diagnose(adapter)
+    except Exception as e:  # the run itself reports an adapter that cannot run scenarios
+        print(f"doctor: the probes could not run ({type(e).__name__}: {e})", file=err)
+        return {}
+    for d in diagnoses:
+        if d.broken:
+            print(
+                f"adapter defect ({d.probe.name}): {d.detail}; fix: {d.probe.hook}; "
+                f"reported error: {', '.join(d.probe.rules)} (toolreg-conformance doctor)",
+                file=err,
+            )
+    return broken_rules(diagnoses)
 
 
 def _corpus_options(args: argparse.Namespace) -> Corpus | None:

@@ -189,7 +189,9 @@ def _mutate(session: Session, frame: _Frame, arg: Any) -> None:
     raised = session._mutate(frame, arg)
     where = arg["target"] + "".join(f"[{p!r}]" for p in arg["path"])
     op = arg.get("op", "assign")
-    event = {**frame.who, "mutate": where, "raised": raised}
+    event = {**frame.who, "mutate": where, "raised": bool(raised)}
+    if raised is None:  # the adapter never routed the object: not an attempt, not a refusal
+        event["delivered"] = False
     session.events.append(event if op == "assign" else {**event, "op": op})
 
 

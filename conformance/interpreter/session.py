@@ -70,6 +70,7 @@ __all__ = [
     "Session",
     "StageKind",
     "StepKind",
+    "Undelivered",
     "canonical_json",
     "decode",
     "jsonable",
@@ -97,6 +98,12 @@ def _thrown(frame: _Frame, error: BaseException) -> dict[str, Any]:
     if error is not frame.thrown:
         event["unscripted"] = True
     return event
+
+
+class Undelivered(LookupError):
+    """A write whose object the adapter never handed the kit: the hook that routes it
+    (``track_caller`` for target ``caller``, ``caller`` for ``caller-arguments``) was never
+    invoked for its call. Recorded as ``delivered: false``: not an attempt, not a refusal."""
 
 
 class _Caller:
@@ -515,8 +522,9 @@ class Session:
             }
         raise ScriptError(f"cannot observe {what!r}")
 
-    def _mutate(self, frame: _Frame, arg: Mapping[str, Any]) -> bool:
-        """Attempt one write; True when the attempt raised (informational only)."""
+    def _mutate(self, frame: _Frame, arg: Mapping[str, Any]) -> bool | None:
+        """Attempt one write; True when the attempt raised (informational only), None when
+        it was never delivered (:class:`Undelivered`: the adapter never routed its object)."""
         b = self.binding
         holder = frame.ctx if frame.ctx is not None else frame.execution
         target, path, op = arg["target"], list(arg["path"]), arg.get("op", "assign")
@@ -571,17 +579,22 @@ class Session:
             if target == "execution" and path == ["callId"]:
                 self._forged(frame, None if op in _REMOVALS else value)
             return False
-        except ScriptError:
+        except (ScriptError, Undelivered) as e:
+            if isinstance(e, Undelivered):
+                return None
             raise
         except Exception:
             return True
 
     def _mutation_root(self, target: str, holder: Any, result: Any, path: list[Any]) -> Any:
         b = self.binding
-        if target == "caller-arguments":
-            return self.caller_arguments[self.call_of(holder) or ""]
-        if target == "caller":
-            return self.caller_inputs[self.call_of(holder) or ""]
+        if target in ("caller-arguments", "caller"):
+            routed = self.caller_arguments if target == "caller-arguments" else self.caller_inputs
+            call_id = self.call_of(holder) or ""
+            if call_id not in routed:
+                hook = "caller" if target == "caller-arguments" else "track_caller"
+                raise Undelivered(f"the adapter never called Session.{hook} for call {call_id!r}")
+            return routed[call_id]
         if target == "arguments":
             return b.read(holder, "arguments")
         if target in ("execution", "request"):

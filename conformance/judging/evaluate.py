@@ -45,7 +45,8 @@ class NoTrace:
     """Why a scenario produced no trace: skipped, or an error/timeout of the implementation.
 
     ``category``: ``skipped``, ``malformed-trace``, the in-process
-    ``adapter-raised``, or a transport failure category (crash, timeout,
+    ``adapter-raised``, ``undelivered`` (a write the adapter never routed), or a
+    transport failure category (crash, timeout,
     protocol, errored).
     """
 
@@ -129,7 +130,32 @@ def run_scenario(
     if where is not None:
         why = f"malformed trace of {scenario.get('id')}: it holds {where}"
         return None, NoTrace(Status.ERROR, why, "malformed-trace")
+    lost = undelivered(trace)
+    if lost:  # a write the adapter never routed is neither the implementation's refusal nor a pass
+        why = f"the adapter did not deliver {', '.join(lost)} (see `doctor`)"
+        return None, NoTrace(Status.ERROR, why, "undelivered")
     return trace, None
+
+
+#: The hook of a Python adapter (its JS twin in parentheses) that routes each ``mutate`` target
+#: an adapter can fail to deliver (README "The adapter doctor").
+ROUTING_HOOKS: Mapping[str, str] = {
+    "caller": "Session.track_caller (trackCaller)",
+    "caller-arguments": "Session.caller (caller)",
+}
+
+
+def undelivered(trace: Mapping[str, Any]) -> list[str]:
+    """The writes of a trace the adapter never routed (``delivered: false``), each with the
+    hook that routes it, in trace order, without repeats."""
+    lost: dict[str, None] = {}
+    for event in trace.get("events", []):
+        if isinstance(event, Mapping) and event.get("delivered") is False:
+            where = str(event.get("mutate"))
+            target = where.split("[", 1)[0]
+            hook = ROUTING_HOOKS.get(target, "the adapter")
+            lost[f"the {event.get('stage')} write {where} (hook {hook})"] = None
+    return list(lost)
 
 
 @functools.cache

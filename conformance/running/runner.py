@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from conformance.judging.contract import Contract
@@ -69,6 +69,7 @@ def run_suite(
     write_corpus: Path | None = None,
     fail_fast: str | None = None,
     shard: Shard | None = None,
+    adapter_errors: Mapping[str, str] | None = None,
 ) -> RunResult:
     """Run the selected rules' fixtures and properties against ``adapter``; one result.
 
@@ -89,6 +90,10 @@ def run_suite(
     adapter from the spec, and merges what they found in plan order: the same
     verdicts as one process. An out-of-process harness (stdio, HTTP) keeps its
     restart and give-up state across scenarios, so it always runs in one process.
+
+    ``adapter_errors`` (rule -> message: :func:`conformance.running.doctor.broken_rules`)
+    reports those rules ``error`` (adapter) whatever their scenarios show: a declared
+    capability the adapter does not deliver leaves them blind.
 
     ``progress`` is told each unit's label: as it starts (one process) or as it
     finishes (``jobs > 1``). ``tick`` is told the completion counts (a
@@ -115,6 +120,7 @@ def run_suite(
     if write_corpus is not None:
         tally.recorded = []
     tally.fail_fast = fail_fast
+    tally.adapter_errors = dict(adapter_errors or {})
     parallel = (
         jobs > 1 and fail_fast is None and load is not None and parallel_spec(adapter, adapter_spec)
     )

@@ -147,6 +147,9 @@ class Tally:
         #: timeout) of a selected rule, "all" once every selected rule has a violation (a
         #: mutant is killed only when each target rule fails: an error is no kill).
         self.fail_fast: str | None = None
+        #: Rules the adapter doctor found blind (a declared capability not delivered), each
+        #: with its message: reported ``error`` (adapter), never ``pass`` nor ``fail``.
+        self.adapter_errors: dict[str, str] = {}
 
     def _outcome(self, rule_id: str) -> RuleOutcome:
         rule = RULES[rule_id]
@@ -484,6 +487,12 @@ class Tally:
                 outcome.status, outcome.reason = Status.UNTESTED, rule.untested
             elif gap:  # a rule about a stage the implementation lacks is never judged
                 outcome.status, outcome.reason = Status.NOT_APPLICABLE, self.capability_reason(gap)
+            elif rid in self.adapter_errors:  # the adapter does not deliver what it judges
+                outcome.status = Status.ERROR
+                message = self.adapter_errors[rid]
+                # its violations may be the adapter's: none is reported as the implementation's
+                outcome.failures, outcome.differences = [], []
+                outcome.errors.insert(0, Failure(message, "doctor", None, "undelivered"))
             elif outcome.failures:
                 outcome.status = Status.FAIL
             elif outcome.errors:

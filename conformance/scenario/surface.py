@@ -10,7 +10,7 @@ the cells an adapter's capabilities allow, each with the ``mutate`` step that
 attempts it; :func:`gaps` lists the stages where nothing can be attempted yet.
 
 Coverage is read from traces, never from scenarios: a cell counts as *attempted*
-when a trace holds the ``mutate`` event of its write in its stage (whatever
+when a trace holds the delivered ``mutate`` event of its write in its stage (whatever
 scenario put it there: a fixture, a generated scenario, the sweep of
 :func:`probe_scenario`). :func:`attempted` counts one trace; :func:`coverage`
 turns the counts of a run into the report's matrix, naming every cell never
@@ -192,13 +192,18 @@ def _by_event() -> Mapping[tuple[str, str, str], str]:
 
 
 def attempted(trace: Mapping[str, Any] | None) -> Counter[str]:
-    """How often a trace attempts each cell (an event per attempt, whether it raised)."""
+    """How often a trace attempts each cell (an event per attempt, whether it raised).
+
+    Only confirmed attempts count: a write the adapter never delivered (``delivered:
+    false``) is no attempt, and no refusal either."""
     found: Counter[str] = Counter()
     if not isinstance(trace, Mapping) or not isinstance(trace.get("events"), list):
         return found
     index = _by_event()
     for event in trace["events"]:
         if not isinstance(event, Mapping) or "mutate" not in event:
+            continue
+        if event.get("delivered") is False:  # never routed by the adapter: not attempted
             continue
         key = (str(event.get("stage")), str(event["mutate"]), str(event.get("op", "assign")))
         cell = index.get(key)

@@ -403,6 +403,7 @@ export async function runScenario(scenario) {
         return outcome
       },
       dispose,
+      callerWrites: (call, moment) => session.callerWrites(call, moment),
       registerListener: (kind, id) => listeners.register(kind, id),
       disposeListener: (kind, id, again) => listeners.dispose(kind, id, again),
     })

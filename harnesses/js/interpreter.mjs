@@ -71,6 +71,14 @@ export class ScriptError extends Error {
   }
 }
 
+/** A write whose object the harness never handed the kit (recorded `delivered: false`). */
+export class Undelivered extends RangeError {
+  constructor(message) {
+    super(message)
+    this.name = 'Undelivered'
+  }
+}
+
 /** Thrown by the interpreter to end a script with a value (Python's `_Return`). */
 class Return {
   constructor(value) {
@@ -618,6 +626,21 @@ export class Session {
     return input
   }
 
+  /**
+   * The writes the caller makes to its own objects at `moment`: `afterInvoke` (right after
+   * invoking execute, before awaiting it) or `afterResult` (after it returned). Each is
+   * attempted like a `mutate` step of stage `caller` and recorded with id `after-invoke` /
+   * `after-result` (caller_writes of session.py).
+   */
+  callerWrites(call, moment) {
+    const writes = call[moment]
+    if (!writes?.length) return
+    const callId = String(call.callId)
+    const id = moment === 'afterInvoke' ? 'after-invoke' : 'after-result'
+    const frame = new Frame('caller', { stage: 'caller', id, call: callId }, { callId })
+    for (const write of writes) HANDLERS.mutate(this, frame, write)
+  }
+
   /** The scenario's call an execution belongs to (its call id, unless a stage forged it). */
   callOf(execution) {
     const callId = this.binding.callId(execution) ?? null
@@ -903,7 +926,8 @@ export class Session {
     throw new ScriptError(`cannot observe ${JSON.stringify(what)}`)
   }
 
-  /** Attempt one write; true when the attempt threw (informational only). */
+  /** Attempt one write; true when the attempt threw (informational only), null when it was
+   * never delivered (the harness never routed its object: `Undelivered`). */
   mutateValue(frame, arg) {
     const b = this.binding
     const holder = frame.ctx ?? frame.execution
@@ -949,6 +973,7 @@ export class Session {
       }
       return false
     } catch (e) {
+      if (e instanceof Undelivered) return null
       if (e instanceof ScriptError) throw e
       return true
     }
@@ -962,9 +987,17 @@ export class Session {
     }
     switch (target) {
       case 'caller-arguments':
-        return known(this.callerArguments, this.callOf(holder) ?? '')
-      case 'caller':
-        return known(this.callerInputs, this.callOf(holder) ?? '')
+      case 'caller': {
+        // a write whose object the harness never handed the kit: not delivered (the hook
+        // that routes it was never invoked for its call), neither an attempt nor a refusal
+        const routed = target === 'caller' ? this.callerInputs : this.callerArguments
+        const callId = this.callOf(holder) ?? ''
+        if (!routed.has(callId)) {
+          const hook = target === 'caller' ? 'trackCaller' : 'caller'
+          throw new Undelivered(`the harness never called Session.${hook} for call ${JSON.stringify(callId)}`)
+        }
+        return routed.get(callId)
+      }
       case 'arguments':
         return b.read(holder, 'arguments')
       case 'execution':
@@ -1113,7 +1146,8 @@ const HANDLERS = {
     const raised = session.mutateValue(frame, arg)
     const where = arg.target + arg.path.map((p) => `[${pyRepr(p)}]`).join('')
     const op = arg.op ?? 'assign'
-    session.events.push({ ...frame.who, mutate: where, raised, ...(op === 'assign' ? {} : { op }) })
+    const undelivered = raised === null ? { delivered: false } : {}
+    session.events.push({ ...frame.who, mutate: where, raised: raised === true, ...undelivered, ...(op === 'assign' ? {} : { op }) })
   },
   keep(session, frame, arg) {
     frame.keep = String(arg)

@@ -91,7 +91,9 @@ export function wellFormed(decision, stage) {
  * maxParallel undefined when the action sets none),
  * `schemas(scope)` (the listed entries, live if they are; scope undefined when none), `executionMode(call)`,
  * `register(key)`, `dispose(key, again)`, `registerListener(of, id)`,
- * `disposeListener(of, id, again)` -- each optional -- and `unsupported(action)`, which throws
+ * `disposeListener(of, id, again)`, `callerWrites(call, moment)` (Session.callerWrites: the
+ * caller's afterInvoke writes right after invoking `call`, its afterResult writes after the
+ * answer) -- each optional -- and `unsupported(action)`, which throws
  * (Inexpressible: the scenario is skipped) for an action it has no counterpart for. A thrown
  * ScriptError or Inexpressible leaves the run; anything else thrown is the action's `raised`.
  */
@@ -118,7 +120,19 @@ async function answer(action, driver, deadlineMs) {
   const of = 'of' in action
   if ('call' in action) {
     if (!has('call')) return missing()
-    return withinDeadline(Promise.resolve().then(() => driver.call(action.call)), deadlineMs)
+    // invoking runs the call up to its first await; then the caller writes (afterInvoke:
+    // PIPE-2's "later" counts from the call), before awaiting the result
+    let pending
+    try {
+      pending = Promise.resolve(driver.call(action.call))
+    } catch (e) {
+      pending = Promise.reject(e)
+    }
+    pending.catch(() => {})
+    if (has('callerWrites')) driver.callerWrites(action.call, 'afterInvoke')
+    const out = await withinDeadline(pending, deadlineMs)
+    if (has('callerWrites')) driver.callerWrites(action.call, 'afterResult')
+    return out
   }
   if ('batch' in action) {
     if (!has('batch')) return missing()

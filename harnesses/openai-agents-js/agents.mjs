@@ -348,6 +348,11 @@ function unsupported(scenario) {
   for (const [key, capability] of Object.entries(capabilityOf)) {
     if ((scenario[key] ?? []).length > 0) return `${key}: ${MISSING[capability]}`
   }
+  const calls = (scenario.actions ?? []).flatMap((a) => (a.call ? [a.call] : a.batch ?? []))
+  if (calls.some((c) => c.afterInvoke?.length || c.afterResult?.length)) {
+    // as the Python twin (conformance/adapters/openai_agents.py): no caller-side object to write
+    return "the caller's afterInvoke/afterResult writes: the caller is the Runner's own loop over the scripted model's function calls"
+  }
   for (const spec of scenario.tools ?? []) {
     if (spec.registered === false) return MISSING['registry-mutation']
     if ('finalizeContent' in spec) return `finalizeContent: ${MISSING.finalizer}`

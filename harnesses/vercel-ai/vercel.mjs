@@ -333,6 +333,14 @@ const END_OF_CHAIN = () => ({ kind: 'allow' })
 
 // --------------------------------------------------------------------------- the run
 
+/** Why a scenario whose caller writes to its own objects is skipped (README, The adapter doctor). */
+const CALLER_WRITES =
+  "the caller's afterInvoke/afterResult writes: the caller is the SDK's own loop, reading the " +
+  'mock model\'s tool-call parts; this harness has no caller-side object to write after invoking'
+
+/** Every call a scenario's actions make (a call, each of a batch). */
+const callsOf = (scenario) => (scenario.actions ?? []).flatMap((a) => (a.call ? [a.call] : a.batch ?? []))
+
 /**
  * Run one scenario on the SDK and return its trace (trace.schema.json).
  * Throws Inexpressible (skipped) or ScriptError (errored).
@@ -341,6 +349,9 @@ export async function runScenario(scenario) {
   const capabilityOf = { guards: 'guards', wrappers: 'wrappers', postExecute: 'post-execute', codeDispatchLog: 'code-mode' }
   for (const [key, capability] of Object.entries(capabilityOf)) {
     if ((scenario[key] ?? []).length > 0) throw new Inexpressible(`${key}: ${MISSING[capability]}`)
+  }
+  if (callsOf(scenario).some((c) => c.afterInvoke?.length || c.afterResult?.length)) {
+    throw new Inexpressible(CALLER_WRITES)
   }
   const binding = new VercelBinding()
   const session = new Session(scenario, binding)
@@ -459,10 +470,13 @@ export async function runScenario(scenario) {
     const agent = calls[0]?.agent ?? null
     const inputs = calls.map((call) => {
       const { controller, arguments: args } = session.caller(call)
-      session.trackCaller(call.callId, { callId: call.callId, name: call.name, arguments: args, signal: controller.signal })
+      const own = call.withoutSignal ? {} : { signal: controller.signal }
+      session.trackCaller(call.callId, { callId: call.callId, name: call.name, arguments: args, ...own })
       return { call, controller, text: wireText(args) }
     })
-    const signal = AbortSignal.any(inputs.map((i) => binding.controllerSignal(i.controller)))
+    // a caller that supplies no signal (withoutSignal, CANCEL-1) hands generateText none
+    const signals = inputs.filter((i) => !i.call.withoutSignal).map((i) => binding.controllerSignal(i.controller))
+    const signal = signals.length > 0 ? AbortSignal.any(signals) : undefined
     const model = new MockLanguageModelV4({
       doGenerate: async (options) => {
         // A provider's request rejects on an aborted signal (fetch); the mock does the same.

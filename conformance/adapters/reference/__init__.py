@@ -163,7 +163,9 @@ class ReferenceAdapter:
         batch: Callable[..., Any] = run_batch,
         binding: Binding | None = None,
         closed_forms: frozenset[str] = DEFAULT_CLOSED_FORMS,
+        session: Callable[[Mapping[str, Any], Binding], Session] = Session,
     ) -> None:
+        self._session = session  # tests build broken adapters with another (the doctor's)
         self._factory = factory or (
             lambda s: Registry(mode=s.get("registry", {}).get("mode", "native"))
         )
@@ -183,7 +185,7 @@ class ReferenceAdapter:
         return run_in_a_new_loop(self._run(scenario))
 
     async def _run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
-        session = Session(scenario, self._binding)
+        session = self._session(scenario, self._binding)
         registry = self._factory(scenario)
         if scenario.get("registry", {}).get("mode", "native") != "native":
             registry.code_runtime = code_runtime()
