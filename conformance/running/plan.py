@@ -8,6 +8,7 @@ property per rule (:func:`plan`), or a frozen corpus's scenarios (:func:`corpus_
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,13 +47,34 @@ def _shown(path: Path) -> str:
 
 
 def fixture_files(rule_ids: Sequence[str]) -> list[Path]:
-    """Fixture files relevant to the selected rules (all examples and regressions always run)."""
+    """Fixture files relevant to the selected rules (all examples and regressions always run).
+
+    A rule's fixtures are those in its own directory and every other bundled fixture whose
+    ``rules`` name it (``rules/EXEC-5/timeout-waits-for-the-body`` is CANCEL-4's too): a run
+    of some rules judges every scenario written for them, wherever it is filed."""
+    selected = set(rule_ids)
     files: list[Path] = []
     for rid in rule_ids:
         files += sorted((FIXTURES / "rules" / rid).glob("*.json"))
+    files += [
+        path
+        for path in sorted((FIXTURES / "rules").glob("*/*.json"))
+        if path.parent.name not in selected and selected & _named_rules(path)
+    ]
     files += sorted((FIXTURES / "examples").glob("*.json"))
     files += sorted((FIXTURES / "regressions").glob("*.json"))
     return files
+
+
+def _named_rules(path: Path) -> set[str]:
+    """The rules a bundled fixture file names (its ``rules``; malformed: none, so that
+    :func:`load_fixtures` reports it when its own rule is selected)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    named = document.get("rules", []) if isinstance(document, dict) else []
+    return {r for r in named if isinstance(r, str)} if isinstance(named, list) else set()
 
 
 def select(patterns: str | None) -> dict[str, frozenset[str] | None]:
