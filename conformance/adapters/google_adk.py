@@ -16,6 +16,8 @@ Mapping (kit stage -> ADK API):
   to write a tool by hand): ``_get_declaration`` gives a ``FunctionDeclaration`` with the
   scenario's JSON Schema as ``parameters_json_schema``; ``run_async(args=, tool_context=)``
   is the body. ADK validates nothing against the schema on this path: none is added here.
+  A tool's host fields (``extra``) -> ``BaseTool.custom_metadata`` (``base_tool.py:90-95``,
+  "for storing and retrieving tool-specific metadata").
 * a call's agent -> the ``LlmAgent``'s name; scope -> that agent's own ``tools`` list (a scoped
   tool is on its agent only, a global one on every agent with no scoped tool of that
   name). A call with none runs on an agent named
@@ -302,8 +304,7 @@ class _Run:
     def _tool(self, spec: Mapping[str, Any]) -> BaseTool:
         body = self.session.tool_body(spec)
         parameters = copy.deepcopy(dict(spec.get("parameters", {"type": "object"})))
-        for key in spec.get("extra", {}):
-            raise ScenarioSkipped(f"extra field {key!r}: an ADK tool has no host fields")
+        extra = copy.deepcopy(dict(spec.get("extra", {})))  # host fields -> custom_metadata
 
         class ScenarioTool(BaseTool):
             def _get_declaration(self) -> types.FunctionDeclaration:
@@ -316,7 +317,11 @@ class _Run:
             async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
                 return await body(args, AdkCall(self, args, tool_context))
 
-        return ScenarioTool(name=spec["name"], description=spec.get("description", ""))
+        return ScenarioTool(
+            name=spec["name"],
+            description=spec.get("description", ""),
+            custom_metadata=extra or None,
+        )
 
     def _guard(self, spec: Mapping[str, Any]) -> Callable[..., Any]:
         guard = self.session.guard(spec)
