@@ -311,7 +311,9 @@ class _Run:
                 return types.FunctionDeclaration(
                     name=self.name,
                     description=self.description,
-                    parameters_json_schema=parameters,
+                    # built afresh per request, as FunctionTool builds its own from the
+                    # signature: the tool holds no dict a request could alias
+                    parameters_json_schema=copy.deepcopy(parameters),
                 )
 
             async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
