@@ -26,6 +26,22 @@ Mapping (kit stage -> ADK API):
   callbacks and the tool (one object, ``SP/flows/llm_flows/tools/_caller.py:505-520,
   660-667``). A stage that assigns the arguments replaces that dict's contents in place,
   as a callback author modifying ``args`` does.
+* pre-execute (one listener) -> the tool's ``check_require_confirmation(args, tool_context)``
+  (``SP/tools/base_tool.py:194-198``), consulted by ADK's confirmation gate after the
+  before-tool callbacks (``_caller.py:553-570``, ``SP/tools/_confirmation_utils.py:48-72``)
+  and again when a confirmation comes back (``_confirmation.py:176-195``): ``ask`` -> True,
+  ``allow`` -> False. ADK's hook answers only whether to ask: a ``deny`` skips the scenario
+  (a denial is a before_tool_callback's, mapped as a guard). Any other answer is handed to
+  ADK as is (its gate holds a call only on ``True``). A chain of listeners is skipped.
+* approval -> ADK's confirmation round trip: the held call's run yields an
+  ``adk_request_confirmation`` function call (``_functions.py:205-245``: its args carry the
+  ``originalFunctionCall`` and the ``toolConfirmation`` hint); the scenario's approver is
+  handed that call; ``allowed-once`` / ``rejected`` -> the host resumes the session with its
+  ``FunctionResponse`` ``{"confirmed": true|false}`` (``ToolConfirmation``,
+  ``SP/tools/tool_confirmation.py``). ADK has no other answer: any other, or an approver
+  that raised, leaves the call waiting (answer ``interrupted``). The pause's own
+  FunctionResponse (the gate's "requires confirmation" error, whose event lists the call in
+  ``actions.requested_tool_confirmations``) is not a result: the host's loop skips it.
 * guards -> ``LlmAgent.before_tool_callback`` as a list, one callback per guard
   (``SP/agents/llm_agent.py:540,945-952``; run in order, the first non-``None`` answer
   is the call's response and the tool does not run, ``_caller.py:505-524``): ``None`` ->
@@ -61,7 +77,7 @@ import asyncio
 import copy
 import importlib.metadata
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,13 +105,10 @@ NO_AGENT = "toolreg_no_agent"
 APP = "toolreg"
 USER = "toolreg-user"
 
-CAPABILITIES = frozenset({"guards", "post-execute", "observers", "scheduler", "scopes"})
-_NOT_MAPPED = "not mapped by this adapter yet (ADK has it: "
+CAPABILITIES = frozenset(
+    {"approval", "pre-execute", "guards", "post-execute", "observers", "scheduler", "scopes"}
+)
 MISSING: dict[str, str] = {
-    "approval": _NOT_MAPPED + "BaseTool.check_require_confirmation and the "
-    "adk_request_confirmation FunctionResponse that resumes a run; the resume is not wired)",
-    "pre-execute": _NOT_MAPPED + "a tool's require_confirmation policy; it needs the approval "
-    "resume above)",
     "agentless-calls": "every ADK call belongs to an agent (LlmAgent.name is required)",
     "wrappers": "no around-wrapper of a tool's body: run_async is the body itself",
     "finalizer": "no last-mile content stage after after_tool_callback",
@@ -107,8 +120,13 @@ MISSING: dict[str, str] = {
     "nested-calls": "a tool cannot run a call through the same pipeline (AgentTool starts "
     "a new run)",
 }
-CLOSED_FORMS = frozenset({"error-result", "raised"})
+CLOSED_FORMS = frozenset({"error-result", "raised", "interrupted"})
 _UNKNOWN_PREFIX = "Invoking `"  # _error_handler.py:94
+REQUEST_CONFIRMATION = "adk_request_confirmation"  # the host's question, _functions.py:226-235
+
+
+async def _no_confirmation(call: Any) -> bool:
+    return False
 
 
 @dataclass
@@ -148,6 +166,13 @@ class AdkBinding(Binding):
             if key == "callId":
                 return obj.tool_context.function_call_id
             return getattr(obj.tool_context, self.attribute(str(key)))
+        if isinstance(obj, types.FunctionCall) and obj.name == REQUEST_CONFIRMATION:
+            if isinstance(key, str) and key in _ASKED:
+                return _asked(obj)[_ASKED[key]]
+            if key == "reason":
+                return _confirmation(obj).get("hint")
+            if key == "requestId":
+                return obj.id
         if isinstance(obj, AdkResult):
             if key == "agent":
                 return None if obj.author == NO_AGENT else obj.author
@@ -159,7 +184,10 @@ class AdkBinding(Binding):
         return super().read(obj, key)
 
     def write(self, obj: Any, key: str | int, value: Any) -> None:
-        if isinstance(obj, AdkCall) and key == "arguments":
+        asking = isinstance(obj, types.FunctionCall) and obj.name == REQUEST_CONFIRMATION
+        if asking and isinstance(key, str) and key in _ASKED:
+            _asked(obj)[_ASKED[key]] = value  # the originalFunctionCall the host sends back
+        elif isinstance(obj, AdkCall) and key == "arguments":
             if not isinstance(value, dict):
                 raise TypeError("ADK's args is a dict: a callback can only change its contents")
             obj.args.clear()  # the one dict ADK hands every callback and the tool
@@ -177,7 +205,16 @@ class AdkBinding(Binding):
         else:
             super().write(obj, key, value)
 
+    def request_arguments(self, request: Any) -> Any:
+        """An ``adk_request_confirmation`` call shows its host the original call, arguments
+        included (``originalFunctionCall.args``)."""
+        if isinstance(request, types.FunctionCall) and request.name == REQUEST_CONFIRMATION:
+            return jsonable(_asked(request).get("args", {}))
+        return super().request_arguments(request)
+
     def keys(self, obj: Any) -> list[str]:
+        if isinstance(obj, types.FunctionCall) and obj.name == REQUEST_CONFIRMATION:
+            return ["callId", "name", "arguments", "reason", "requestId"]
         if isinstance(obj, AdkCall):
             return ["callId", "name", "arguments", "agent"]
         if isinstance(obj, AdkResult):
@@ -223,6 +260,20 @@ class _Controller:
             self.task.cancel(reason)
 
 
+_ASKED = {"callId": "id", "name": "name", "arguments": "args"}
+
+
+def _asked(request: types.FunctionCall) -> dict[str, Any]:
+    """The ``originalFunctionCall`` an ``adk_request_confirmation`` call carries."""
+    original = (request.args or {}).get("originalFunctionCall")
+    return original if isinstance(original, dict) else {}
+
+
+def _confirmation(request: types.FunctionCall) -> dict[str, Any]:
+    confirmation = (request.args or {}).get("toolConfirmation")
+    return confirmation if isinstance(confirmation, dict) else {}
+
+
 def _success(response: Any) -> JSON:
     value = response
     if isinstance(response, Mapping) and set(response) == {"result"}:
@@ -246,7 +297,11 @@ def _unsupported(scenario: Mapping[str, Any]) -> str | None:
     steps = {k for script in scripts_of(scenario) for step in script for k in step}
     if steps & {"deferContext", "concludeTurn"}:
         return "no deferred contexts or turn conclusion in ADK"
-    listeners = [e for k in ("guards", "postExecute", "observers") for e in scenario.get(k, [])]
+    if len(scenario.get("preExecute", [])) > 1:
+        return "one check_require_confirmation per tool: no chain of pre-execute listeners"
+    listeners = [
+        e for k in ("preExecute", "guards", "postExecute", "observers") for e in scenario.get(k, [])
+    ]
     if any(e.get("scope") is not None for e in listeners):
         return (
             "before/after_tool_callback are set per agent, but a scenario's agents share "
@@ -283,6 +338,7 @@ class _Run:
         self.scenario = scenario
         self.session = session
         self.closed: set[str] = set()  # call ids answered by an adapter callback's error
+        self.failed: dict[str, str] = {}  # call id -> why its confirmation got no answer
         self.registrations: list[dict[str, Any]] = []
         self.tools: list[tuple[BaseTool, str | None]] = []  # (tool, the agent it is scoped to)
         for spec in scenario.get("tools", []):
@@ -305,6 +361,7 @@ class _Run:
         body = self.session.tool_body(spec)
         parameters = copy.deepcopy(dict(spec.get("parameters", {"type": "object"})))
         extra = copy.deepcopy(dict(spec.get("extra", {})))  # host fields -> custom_metadata
+        policy = self._policy()
 
         class ScenarioTool(BaseTool):
             def _get_declaration(self) -> types.FunctionDeclaration:
@@ -319,11 +376,44 @@ class _Run:
             async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
                 return await body(args, AdkCall(self, args, tool_context))
 
+            async def check_require_confirmation(
+                self, args: dict[str, Any], tool_context: ToolContext
+            ) -> Any:
+                return await policy(AdkCall(self, args, tool_context))
+
         return ScenarioTool(
             name=spec["name"],
             description=spec.get("description", ""),
             custom_metadata=extra or None,
         )
+
+    def _policy(self) -> Callable[[AdkCall], Awaitable[Any]]:
+        """The pre-execute listener as ``BaseTool.check_require_confirmation``: ``ask`` ->
+        True, ``allow`` -> False; any other answer is returned to ADK as is (its gate holds
+        a call back only on ``True``, ``_confirmation_utils.py:51-54``)."""
+        specs = self.scenario.get("preExecute", [])
+        if not specs:
+            return _no_confirmation
+        listener = self.session.pre_listener(specs[0])
+
+        async def check_require_confirmation(call: AdkCall) -> Any:
+            async def next_() -> Any:
+                return self.session.binding.pre_decision({"kind": "allow"})
+
+            decision = await listener(call, next_)
+            kind = decision.get("kind") if isinstance(decision, Mapping) else None
+            if kind == "allow" and set(decision) == {"kind"}:
+                return False
+            if kind == "ask" and set(decision) <= {"kind", "reason"}:
+                return True
+            if kind == "deny" and isinstance(decision.get("reason"), str):
+                raise ScenarioSkipped(
+                    "check_require_confirmation only answers whether to ask: ADK has no "
+                    "pre-execute denial (a before_tool_callback's answer is mapped as a guard)"
+                )
+            return decision  # not a bool: ADK decides what it means
+
+        return check_require_confirmation
 
     def _guard(self, spec: Mapping[str, Any]) -> Callable[..., Any]:
         guard = self.session.guard(spec)
@@ -394,31 +484,103 @@ class _Run:
         model = _model([types.Content(role="model", parts=parts)])
         self.model = model
         outputs: dict[str, Any] = {}
-        task = asyncio.ensure_future(self._consume(self._agent(agents.pop(), model), outputs))
-        for controller in controllers:
-            controller.task = task
-            if controller.signal.aborted:
-                task.cancel("aborted before the run")
-        try:
-            await task
-        except asyncio.CancelledError:
-            return [{"raised": "CancelledError: the run was cancelled"} for _ in calls]
-        except Exception as e:
-            return [{"raised": f"{type(e).__name__}: {e}"} for _ in calls]
-        return [
-            {"result": outputs[c["callId"]]} if c["callId"] in outputs else {"raised": "no output"}
-            for c in calls
-        ]
+        asked: dict[str, types.FunctionCall] = {}  # original call id -> its confirmation request
+        runner = InMemoryRunner(agent=self._agent(agents.pop(), model), app_name=APP)
+        adk_session = await runner.session_service.create_session(app_name=APP, user_id=USER)
+        message = types.Content(role="user", parts=[types.Part.from_text(text="go")])
+        pending: list[str] = []
+        while True:
+            consume = self._consume(runner, adk_session.id, message, outputs, asked)
+            task = asyncio.ensure_future(consume)
+            for controller in controllers:
+                controller.task = task
+                if controller.signal.aborted:
+                    task.cancel("aborted before the run")
+            try:
+                await task
+            except asyncio.CancelledError:
+                return [{"raised": "CancelledError: the run was cancelled"} for _ in calls]
+            except ScenarioSkipped:
+                raise
+            except Exception as e:
+                return [{"raised": f"{type(e).__name__}: {e}"} for _ in calls]
+            if not asked:
+                break
+            answers, pending = await self._decide(asked)
+            asked = {}
+            if not answers:
+                break
+            message = types.Content(role="user", parts=answers)
+        answered: list[JSON] = []
+        for c in calls:
+            if c["callId"] in pending:
+                why = self.failed.get(c["callId"], "waiting for confirmation")
+                answered.append({"interrupted": why})
+            elif c["callId"] in outputs:
+                answered.append({"result": outputs[c["callId"]]})
+            else:
+                answered.append({"raised": "no output"})
+        return answered
 
-    async def _consume(self, agent: LlmAgent, outputs: dict[str, Any]) -> None:
+    async def _consume(
+        self,
+        runner: InMemoryRunner,
+        session_id: str,
+        message: types.Content,
+        outputs: dict[str, Any],
+        asked: dict[str, types.FunctionCall],
+    ) -> None:
         """One run, consumed as a host does: each FunctionResponse is the call's result and
-        is handed to the observers (the part itself: its id names the call)."""
-        async for event in _events(agent, "go"):
+        is handed to the observers, except the one answering a call held for confirmation
+        (its event's ``actions.requested_tool_confirmations`` names it: the pause, not a
+        result); an ``adk_request_confirmation`` function call is a question for the host."""
+        async for event in runner.run_async(
+            user_id=USER, session_id=session_id, new_message=message
+        ):
+            held = event.actions.requested_tool_confirmations or {}
             for response in event.get_function_responses():
+                if str(response.id) in held:
+                    continue
                 outputs[str(response.id)] = self.classify(response)
                 view = AdkResult(response, event.author)
                 for observer in self.observers:
                     await observer(view, view)
+            for fc in event.get_function_calls():
+                if fc.name == REQUEST_CONFIRMATION and isinstance(fc.args, dict):
+                    original = fc.args.get("originalFunctionCall")
+                    if isinstance(original, dict):
+                        asked[str(original.get("id"))] = fc
+
+    async def _decide(
+        self, asked: dict[str, types.FunctionCall]
+    ) -> tuple[list[types.Part], list[str]]:
+        """The scenario's approver answers each confirmation request: allowed-once ->
+        ``{"confirmed": true}``, rejected -> ``{"confirmed": false}`` (a ``ToolConfirmation``,
+        ``SP/tools/tool_confirmation.py``), sent back as the request's FunctionResponse.
+        ADK has no other answer: any other leaves the call waiting (``interrupted``)."""
+        if "approval" not in self.scenario:
+            return [], list(asked)
+        approver = self.session.approval(self.scenario["approval"])
+        parts: list[types.Part] = []
+        pending: list[str] = []
+        for call_id, request in asked.items():
+            try:
+                answer = await approver.request(request)
+            except Exception as e:  # the host's approval backend failed: nothing to send
+                self.failed[call_id] = f"the approval service raised: {e}"
+                pending.append(call_id)
+                continue
+            if answer not in ("allowed-once", "rejected"):
+                pending.append(call_id)
+                continue
+            if answer == "rejected":
+                self.closed.add(call_id)
+            confirmation = {"confirmed": answer == "allowed-once"}
+            response = types.FunctionResponse(
+                id=request.id, name=REQUEST_CONFIRMATION, response=confirmation
+            )
+            parts.append(types.Part(function_response=response))
+        return parts, pending
 
     def classify(self, response: types.FunctionResponse) -> JSON:
         """A FunctionResponse as the kit's result (the same for the caller and observers)."""

@@ -78,9 +78,10 @@ def test_describe_names_the_exact_framework_version() -> None:
     assert info.name == "google-adk"
     assert info.version == "2.13.0"
     assert {"guards", "post-execute", "observers", "scopes"} <= info.capabilities
-    assert {"approval", "pre-execute", "wrappers", "finalizer"} <= set(info.missing)
+    assert {"approval", "pre-execute"} <= info.capabilities
+    assert {"wrappers", "finalizer", "classifier"} <= set(info.missing)
     assert not info.capabilities & set(info.missing)
-    assert info.closed_forms == {"error-result", "raised"}
+    assert info.closed_forms == {"error-result", "raised", "interrupted"}
 
 
 @pytest.mark.parametrize("name", FIXTURES)
@@ -159,3 +160,48 @@ def test_scoped_listener_is_skipped_with_its_reason() -> None:
     s["guards"][0]["scope"] = "main"
     with pytest.raises(ScenarioSkipped, match="scoped callbacks"):
         make_adapter().run(s)
+
+
+def gated(policy: Any, answer: str | None) -> dict[str, Any]:
+    """One call of a tool whose pre-execute policy returns ``policy``; the approver answers
+    ``answer`` (None: no approval service)."""
+    s = guarded(None)
+    s["guards"] = []
+    s["preExecute"] = [{"id": "policy", "steps": [{"return": policy}]}]
+    if answer is not None:
+        s["approval"] = {"steps": [{"return": answer}]}
+    return s
+
+
+def test_ask_then_allowed_once_runs_the_body_after_the_resume() -> None:
+    trace = trace_for(gated({"kind": "ask", "reason": "reads"}, "allowed-once"))
+    asked = [e for e in trace["events"] if e.get("stage") == "approval" and e["at"] == "request"]
+    assert [e["call"] for e in asked] == ["c1"]
+    assert asked[0]["arguments"] == {}  # the original call ADK shows the host
+    assert body_entered(trace)
+    assert trace["actions"][0]["result"]["value"] == "contents"
+
+
+def test_ask_then_rejected_closes_the_call_as_an_error() -> None:
+    trace = trace_for(gated({"kind": "ask", "reason": "reads"}, "rejected"))
+    assert not body_entered(trace)
+    result = trace["actions"][0]["result"]
+    assert result["isError"] is True
+    assert result["error"]["message"] == "This tool call is rejected."
+
+
+def test_ask_without_an_answer_stays_interrupted() -> None:
+    trace = trace_for(gated({"kind": "ask", "reason": "reads"}, None))
+    assert not body_entered(trace)
+    assert "interrupted" in trace["actions"][0]
+
+
+def test_allow_runs_without_a_question() -> None:
+    trace = trace_for(gated({"kind": "allow"}, "rejected"))
+    assert body_entered(trace)
+    assert not [e for e in trace["events"] if e.get("stage") == "approval"]
+
+
+def test_pre_execute_deny_is_skipped_with_its_reason() -> None:
+    with pytest.raises(ScenarioSkipped, match="no pre-execute denial"):
+        make_adapter().run(gated({"kind": "deny", "reason": "no"}, None))
