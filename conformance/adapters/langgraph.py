@@ -4,8 +4,9 @@
 
     toolreg-conformance run --adapter python:conformance.adapters.langgraph:make_adapter
 
-Every ``call`` (or ``batch``) action is one agent run, ``create_agent(...).astream(...,
-stream_mode="updates")`` (``LC/agents/factory.py``), consumed as a host consumes it, with
+Every ``call`` (or ``batch``) action is one agent run, ``agent.astream(...,
+stream_mode="updates")`` on a new thread of the scenario's ``create_agent(...)`` graph
+(``LC/agents/factory.py``, compiled once per agent name), consumed as a host consumes it, with
 a checkpointer (``langgraph.checkpoint.memory.InMemorySaver``) so that an interrupt can
 be resumed. The model is langchain-core's own scripted chat model,
 ``GenericFakeChatModel`` (``CORE/language_models/fake_chat_models.py:227``): turn 1 is
@@ -356,8 +357,23 @@ class _Run:
                 self.registrations.append({"key": key, "ok": False, "error": f"{e}"})
         self.observers = [session.observer(o) for o in scenario.get("observers", [])]
         self.middleware = self._middleware()
-        self.model: ScriptedModel | None = None
-        self.thread = 0
+        self.models: dict[str | None, ScriptedModel] = {}
+        self.agents: dict[str | None, Any] = {}
+        self.thread = 0  # one checkpointer thread per action
+
+    def _agent(self, name: str | None) -> Any:
+        """The scenario's agent of this name, compiled once (its tools and middleware are the
+        scenario's); each action gives its model a new script and runs on a new thread."""
+        if name not in self.agents:
+            self.models[name] = ScriptedModel(messages=iter([]))
+            self.agents[name] = create_agent(
+                self.models[name],
+                tools=list(self.tools),
+                middleware=self.middleware,
+                checkpointer=InMemorySaver(),
+                name=name,
+            )
+        return self.agents[name]
 
     def _tool(self, spec: Mapping[str, Any]) -> BaseTool:
         body = self.session.tool_body(spec)
@@ -422,13 +438,9 @@ class _Run:
                 raise ScenarioSkipped("a tool call's args are a JSON object")
             tool_call = {"name": call["name"], "args": arguments, "id": call["callId"]}
             tool_calls.append(self.session.track_caller(call["callId"], tool_call))
-        self.model = ScriptedModel(messages=iter([AIMessage("", tool_calls=tool_calls), "done"]))
-        agent = create_agent(
-            self.model,
-            tools=list(self.tools),
-            middleware=self.middleware,
-            checkpointer=InMemorySaver(),
-            name=self.binding.agent_name,
+        agent = self._agent(self.binding.agent_name)
+        self.models[self.binding.agent_name].messages = iter(
+            [AIMessage("", tool_calls=tool_calls), "done"]
         )
         self.thread += 1
         config: Any = {"configurable": {"thread_id": str(self.thread)}}
