@@ -69,7 +69,8 @@ Mapping (kit stage -> framework API):
 Results: a ``ToolMessage`` with ``status="error"`` is an error result with its content
 as message; ``Error: X is not a valid tool, ...`` (``LG/prebuilt/tool_node.py:122-124``)
 is ``UNKNOWN_TOOL``. A body, guard or predicate that raises fails the run (``ToolNode``'s
-default error handler re-raises everything but argument-validation errors): answer
+default error handler re-raises everything but argument-validation errors,
+``LG/prebuilt/tool_node.py:405-413``): answer
 ``raised``. Missing capabilities, each with its reason: :data:`MISSING`.
 """
 
