@@ -98,7 +98,7 @@ from langgraph.types import Command
 from conformance.adapters.reference import attempt_write
 from conformance.interpreter.binding import ABSENT, JSON, Binding, jsonable
 from conformance.interpreter.session import Session
-from conformance.scenario.schema import scripts_of
+from conformance.scenario.schema import calls_of, scripts_of
 from conformance.seam.adapter import AdapterInfo, ScenarioSkipped
 from conformance.seam.wire import model_entry
 
@@ -299,6 +299,11 @@ def _unsupported(scenario: Mapping[str, Any]) -> str | None:
     steps = {k for script in scripts_of(scenario) for step in script for k in step}
     if steps & {"deferContext", "concludeTurn"}:
         return "no deferred contexts or turn conclusion"
+    if any(c.get("afterInvoke") or c.get("afterResult") for c in calls_of(scenario)):
+        return (
+            "the caller's afterInvoke/afterResult writes: the caller is the agent's own stream "
+            "loop, which this adapter does not interrupt to write (the doctor's caller-writes)"
+        )
     if len(scenario.get("preExecute", [])) > 1:
         return "one HITL `when` predicate per tool: no chain of pre-execute listeners"
     listeners = [e for k in ("preExecute", "guards", "observers") for e in scenario.get(k, [])]
