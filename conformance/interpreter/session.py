@@ -433,6 +433,12 @@ class Session:
         except Exception as e:
             self.events.append(_thrown(frame, e))
             raise
+        except asyncio.CancelledError as e:
+            # The host cancelled the script's task (a Python timeout or an aborted run): it
+            # settles here, by that cancellation -- recorded, so a body cancelled and awaited
+            # is not taken for one the registry abandoned (CANCEL-4).
+            self.events.append({**_thrown(frame, e), "cancelled": True})
+            raise
         finally:
             for undo in reversed(frame.restore):
                 undo()
