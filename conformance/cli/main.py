@@ -360,13 +360,16 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress = RunProgress(err, quiet=args.quiet, lines=args.progress)
     info = adapter.describe()
     progress.note(f"{info.name} {info.version} ({info.language}), profile {args.profile}")
-    blind = _preflight(adapter, err)
     if contract is not None:
         progress.note(f"contract {contract.source}: {len(contract.promises)} rules promised")
     with interruptible() as stop:
         try:
             with progress, capture_logs(report_dir) as logs:  # the live line ends, come what may
                 stop.on_stuck = lambda: _stuck(args, logs, report_dir, expectations, out, err)
+                try:  # the doctor's probes run interruptible too (a harness may hang in them)
+                    blind = _preflight(adapter, err)
+                except KeyboardInterrupt:
+                    blind = {}  # the run below sees the interrupt and stops before any unit
                 result = run_suite(
                     adapter,
                     profile=args.profile,
