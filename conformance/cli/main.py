@@ -367,7 +367,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             with progress, capture_logs(report_dir) as logs:  # the live line ends, come what may
                 stop.on_stuck = lambda: _stuck(args, logs, report_dir, expectations, out, err)
                 try:  # the doctor's probes run interruptible too (a harness may hang in them)
-                    blind = _preflight(adapter, err)
+                    blind = _preflight(adapter, err, select_rules(args.rules))
                 except KeyboardInterrupt:
                     blind = {}  # the run below sees the interrupt and stops before any unit
                 result = run_suite(
@@ -437,13 +437,19 @@ def _merge(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return _finish_run(args, result, logs, report_dir, expectations, out, err)
 
 
-def _preflight(adapter: Adapter, err: TextIO) -> dict[str, str]:
+def _preflight(adapter: Adapter, err: TextIO, rules: Sequence[str]) -> dict[str, str]:
     """The doctor's probes, before the first rule: the rules a declared capability the
-    adapter does not deliver would leave blind, each with the doctor's message."""
-    from conformance.running.doctor import broken_rules, diagnose
+    adapter does not deliver would leave blind, each with the doctor's message. Only the
+    probes some selected rule depends on run (cheap, and a run of PRE-1 sends nothing it
+    does not judge)."""
+    from conformance.running.doctor import PROBES, broken_rules, diagnose
 
+    selected = set(rules)
+    probes = [p for p in PROBES if selected & set(p.rules)]
+    if not probes:
+        return {}
     try:
-        diagnoses = diagnose(adapter)
+        diagnoses = diagnose(adapter, probes)
     except Exception as e:  # the run itself reports an adapter that cannot run scenarios
         print(f"doctor: the probes could not run ({type(e).__name__}: {e})", file=err)
         return {}

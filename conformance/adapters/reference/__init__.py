@@ -15,8 +15,8 @@ import json
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
+import conformance.adapters.runner as runner
 import reference
-from conformance.adapters import runner
 from conformance.adapters.runner import attempt_write, run_actions, well_formed
 from conformance.interpreter.code_runtime import ScriptedCodeRuntime
 from conformance.interpreter.session import JSON, Binding, Session, decode, jsonable
