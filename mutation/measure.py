@@ -30,6 +30,9 @@ What it does, in order (see mutation/README.md):
 6. prints the kill rate per file of ``reference/`` as Markdown (``--markdown FILE``
    writes it too) with every survivor's diff, and writes ``results.json`` in the work
    directory. With ``--gate RATE`` it exits 1 when the kill rate is below RATE.
+   With ``--triage FILE`` (mutation/triage.json, see triage.py) the gate judges the
+   *non-equivalent* kill rate instead, at the file's floor unless ``--gate`` is given,
+   and lists every survivor the file does not triage as equivalent or defensive.
 """
 
 from __future__ import annotations
@@ -59,9 +62,10 @@ from typing import Any
 
 import cosmic_ray.plugins  # type: ignore[import-untyped]
 import kill  # the killing test beside this file: its corpus variable
+import triage as triaged  # the gate's triaged survivors beside this file
 from cosmic_ray.ast import ast_nodes, get_ast_from_path  # type: ignore[import-untyped]
 from cosmic_ray.commands import execute as cr_execute  # type: ignore[import-untyped]
-from cosmic_ray.commands import init as cr_init  # type: ignore[import-untyped]
+from cosmic_ray.commands import init as cr_init
 from cosmic_ray.config import load_config, serialize_config  # type: ignore[import-untyped]
 from cosmic_ray.modules import filter_paths, find_modules  # type: ignore[import-untyped]
 from cosmic_ray.mutating import mutate_and_test, mutate_code  # type: ignore[import-untyped]
@@ -585,6 +589,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--gate", type=float, metavar="RATE", help="exit 1 below this kill rate (0..1)"
     )
     parser.add_argument(
+        "--triage",
+        type=Path,
+        metavar="FILE",
+        help="gate on the non-equivalent kill rate with this file's triaged survivors and floor",
+    )
+    parser.add_argument(
         "--no-corpus",
         dest="corpus",
         action="store_false",
@@ -603,6 +613,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         serve_http_worker()
         return 0
     markdown_path = args.markdown.resolve() if args.markdown else None
+    triage = load_triage(args.triage.resolve() if args.triage else None)
 
     register_operators()
     work = args.work.resolve()
@@ -646,9 +657,59 @@ def main(argv: Sequence[str] | None = None) -> int:
         "survivors": survivors,
     }
     (work / "results.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    if triage is not None:
+        dead = total(stats.values()).dead
+        return gate_non_equivalent(triage, dead, survivors, finished, args.gate)
     if args.gate is not None and (not finished or rate is None or rate < args.gate):
         print(f"gate: kill rate {pct(rate)} is below {pct(args.gate)}", file=sys.stderr)
         return 1
+    return 0
+
+
+def load_triage(path: Path | None) -> triaged.Triage | None:
+    """The triage file, or exit with its error (the file and the JSON path)."""
+    if path is None:
+        return None
+    try:
+        return triaged.load(path)
+    except triaged.TriageError as error:
+        sys.exit(f"triage: {error}")
+
+
+def gate_non_equivalent(
+    triage: triaged.Triage,
+    dead: int,
+    survivors: list[dict[str, Any]],
+    finished: bool,
+    floor: float | None = None,
+) -> int:
+    """1 (with the survivors nobody triaged) when the non-equivalent kill rate is below
+    ``floor`` (default: the triage file's) or the sample did not finish; else 0."""
+    floor = triage.floor if floor is None else floor
+    verdict = triaged.judge(dead, survivors, triage)
+    rate = verdict.rate
+    print(
+        f"gate: non-equivalent kill rate {pct(rate)} ({verdict.killed}/{verdict.non_equivalent}:"
+        f" {len(verdict.untriaged)} untriaged and {len(verdict.defensive)} defensive survivors);"
+        f" floor {pct(floor)} (recorded {pct(triage.recorded)} = "
+        f"{triage.killed}/{triage.non_equivalent}, less {triage.margin} mutants)",
+        file=sys.stderr,
+    )
+    if verdict.untriaged:
+        print(
+            "gate: survivors not triaged equivalent or defensive in mutation/triage.json "
+            "(a blind spot of the kit, or triage them in benchmarks/mutation.md and there):",
+            file=sys.stderr,
+        )
+        for survivor in verdict.untriaged:
+            print(f"  {triaged.describe(survivor)}", file=sys.stderr)
+    if not finished:
+        print("gate: the sample did not finish", file=sys.stderr)
+        return 1
+    if rate is None or rate < floor:
+        print(f"gate: FAILED, {pct(rate)} is below the floor {pct(floor)}", file=sys.stderr)
+        return 1
+    print("gate: passed", file=sys.stderr)
     return 0
 
 
