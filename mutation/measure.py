@@ -13,7 +13,7 @@ What it does, in order (see mutation/README.md):
    tree;
 2. checks that ``reference`` and ``conformance`` import from that copy and that the
    unmutated reference survives (the baseline, timed: the mutants' timeout is
-   ``max(60, 4 x baseline)`` s unless ``--timeout``);
+   ``max(60, 4 x baseline)`` s unless ``--timeout`` or ``--min-timeout``/``--timeout-factor``);
 3. ``cosmic-ray init`` of every file of ``reference/`` with cosmic-ray's operators and
    the deletion operators of ``mutation/operators`` (registered in-process when that
    package is not installed); mutants inside annotations are skipped (equivalent by
@@ -242,9 +242,9 @@ def start(args: argparse.Namespace, work: Path, tree: Path, session: Path) -> Pl
     make_tree(commit, tree)
     check_imports(tree)
     os.chdir(tree)
-    probe = effective_config(args.timeout or 30 * MIN_TIMEOUT_S)
+    probe = effective_config(30 * MIN_TIMEOUT_S)  # a mutant's --timeout is no baseline's
     baseline_s = baseline(probe)
-    timeout = args.timeout or max(MIN_TIMEOUT_S, TIMEOUT_FACTOR * baseline_s)
+    timeout = args.timeout or max(args.min_timeout, args.timeout_factor * baseline_s)
     corpus = write_corpus(tree, work / "corpus.jsonl") if args.corpus else None
     config = effective_config(timeout)
     config["excluded-modules"] = [*config.get("excluded-modules", ()), *args.exclude]
@@ -575,6 +575,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--timeout", type=float, help="seconds per mutant (default: from the baseline)"
+    )
+    parser.add_argument(
+        "--timeout-factor",
+        type=float,
+        default=TIMEOUT_FACTOR,
+        metavar="F",
+        help=f"without --timeout: F x the baseline, at least --min-timeout ({TIMEOUT_FACTOR})",
+    )
+    parser.add_argument(
+        "--min-timeout",
+        type=float,
+        default=MIN_TIMEOUT_S,
+        metavar="S",
+        help=f"without --timeout: at least S seconds a mutant (default {MIN_TIMEOUT_S:.0f})",
     )
     parser.add_argument(
         "--budget", type=float, help="stop after this many minutes (--resume goes on)"
