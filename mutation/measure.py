@@ -171,6 +171,19 @@ def baseline(config: Any) -> float:
     return time.monotonic() - start
 
 
+def replay_baseline(config: Any, corpus: str) -> None:
+    """Exit unless the unmutated copy survives the replay of ``corpus`` too: a kit that
+    cannot judge its own corpus (a rule the replay leaves not exercised, say) would kill
+    every mutant by error, and the gate would pass on a kit that judged nothing."""
+    os.environ[kill.CORPUS_VARIABLE] = corpus
+    try:
+        outcome, output = run_tests(config["test-command"], config.timeout)
+    finally:
+        del os.environ[kill.CORPUS_VARIABLE]
+    if outcome != TestOutcome.SURVIVED:
+        sys.exit(f"baseline: the unmutated reference does not survive the corpus replay:\n{output}")
+
+
 def sort_key(item: WorkItem) -> tuple[str, str, int]:
     m = item.mutations[0]
     return (str(m.module_path), m.operator_name, m.occurrence)
@@ -246,6 +259,8 @@ def start(args: argparse.Namespace, work: Path, tree: Path, session: Path) -> Pl
     baseline_s = baseline(probe)
     timeout = args.timeout or max(args.min_timeout, args.timeout_factor * baseline_s)
     corpus = write_corpus(tree, work / "corpus.jsonl") if args.corpus else None
+    if corpus is not None:
+        replay_baseline(probe, corpus)
     config = effective_config(timeout)
     config["excluded-modules"] = [*config.get("excluded-modules", ()), *args.exclude]
     (work / "cosmic-ray.toml").write_text(serialize_config(config), encoding="utf-8")
