@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cosmic_ray.work_item import TestOutcome as Outcome  # type: ignore[import-untyped]
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import kill
 import measure
 import triage
 
@@ -112,3 +115,24 @@ def test_a_malformed_file_names_the_file_and_the_json_path(
 def test_the_committed_triage_file_is_well_formed() -> None:
     t = triage.load(HERE / "triage.json")
     assert t.floor < t.recorded and set(t.verdicts.values()) <= set(triage.VERDICTS)
+
+
+def test_a_kit_that_cannot_replay_its_own_corpus_stops_the_driver(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The replay baseline: an unmutated copy the replay does not pass (a rule left not
+    exercised) would have every mutant killed by error, so the driver stops first."""
+    seen: list[str | None] = []
+
+    def replay(command: str, timeout: float) -> tuple[Any, str]:
+        seen.append(os.environ.get(kill.CORPUS_VARIABLE))
+        return Outcome.KILLED, "POST-1  not-exercised"
+
+    monkeypatch.setattr(measure, "run_tests", replay)
+    config = measure.effective_config(30)
+    with pytest.raises(SystemExit, match="does not survive the corpus replay"):
+        measure.replay_baseline(config, "/tmp/corpus.jsonl")
+    assert seen == ["/tmp/corpus.jsonl"]
+    assert kill.CORPUS_VARIABLE not in os.environ
+    monkeypatch.setattr(measure, "run_tests", lambda c, t: (Outcome.SURVIVED, ""))
+    measure.replay_baseline(config, "/tmp/corpus.jsonl")
