@@ -13,7 +13,7 @@ What it does, in order (see mutation/README.md):
    tree;
 2. checks that ``reference`` and ``conformance`` import from that copy and that the
    unmutated reference survives (the baseline, timed: the mutants' timeout is
-   ``max(60, 4 x baseline)`` s unless ``--timeout``);
+   ``max(60, 4 x baseline)`` s unless ``--timeout`` or ``--min-timeout``/``--timeout-factor``);
 3. ``cosmic-ray init`` of every file of ``reference/`` with cosmic-ray's operators and
    the deletion operators of ``mutation/operators`` (registered in-process when that
    package is not installed); mutants inside annotations are skipped (equivalent by
@@ -30,6 +30,9 @@ What it does, in order (see mutation/README.md):
 6. prints the kill rate per file of ``reference/`` as Markdown (``--markdown FILE``
    writes it too) with every survivor's diff, and writes ``results.json`` in the work
    directory. With ``--gate RATE`` it exits 1 when the kill rate is below RATE.
+   With ``--triage FILE`` (mutation/triage.json, see triage.py) the gate judges the
+   *non-equivalent* kill rate instead, at the file's floor unless ``--gate`` is given,
+   and lists every survivor the file does not triage as equivalent or defensive.
 """
 
 from __future__ import annotations
@@ -59,9 +62,10 @@ from typing import Any
 
 import cosmic_ray.plugins  # type: ignore[import-untyped]
 import kill  # the killing test beside this file: its corpus variable
+import triage as triaged  # the gate's triaged survivors beside this file
 from cosmic_ray.ast import ast_nodes, get_ast_from_path  # type: ignore[import-untyped]
 from cosmic_ray.commands import execute as cr_execute  # type: ignore[import-untyped]
-from cosmic_ray.commands import init as cr_init  # type: ignore[import-untyped]
+from cosmic_ray.commands import init as cr_init
 from cosmic_ray.config import load_config, serialize_config  # type: ignore[import-untyped]
 from cosmic_ray.modules import filter_paths, find_modules  # type: ignore[import-untyped]
 from cosmic_ray.mutating import mutate_and_test, mutate_code  # type: ignore[import-untyped]
@@ -167,6 +171,19 @@ def baseline(config: Any) -> float:
     return time.monotonic() - start
 
 
+def replay_baseline(config: Any, corpus: str) -> None:
+    """Exit unless the unmutated copy survives the replay of ``corpus`` too: a kit that
+    cannot judge its own corpus (a rule the replay leaves not exercised, say) would kill
+    every mutant by error, and the gate would pass on a kit that judged nothing."""
+    os.environ[kill.CORPUS_VARIABLE] = corpus
+    try:
+        outcome, output = run_tests(config["test-command"], config.timeout)
+    finally:
+        del os.environ[kill.CORPUS_VARIABLE]
+    if outcome != TestOutcome.SURVIVED:
+        sys.exit(f"baseline: the unmutated reference does not survive the corpus replay:\n{output}")
+
+
 def sort_key(item: WorkItem) -> tuple[str, str, int]:
     m = item.mutations[0]
     return (str(m.module_path), m.operator_name, m.occurrence)
@@ -238,10 +255,12 @@ def start(args: argparse.Namespace, work: Path, tree: Path, session: Path) -> Pl
     make_tree(commit, tree)
     check_imports(tree)
     os.chdir(tree)
-    probe = effective_config(args.timeout or 30 * MIN_TIMEOUT_S)
+    probe = effective_config(30 * MIN_TIMEOUT_S)  # a mutant's --timeout is no baseline's
     baseline_s = baseline(probe)
-    timeout = args.timeout or max(MIN_TIMEOUT_S, TIMEOUT_FACTOR * baseline_s)
+    timeout = args.timeout or max(args.min_timeout, args.timeout_factor * baseline_s)
     corpus = write_corpus(tree, work / "corpus.jsonl") if args.corpus else None
+    if corpus is not None:
+        replay_baseline(probe, corpus)
     config = effective_config(timeout)
     config["excluded-modules"] = [*config.get("excluded-modules", ()), *args.exclude]
     (work / "cosmic-ray.toml").write_text(serialize_config(config), encoding="utf-8")
@@ -573,6 +592,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--timeout", type=float, help="seconds per mutant (default: from the baseline)"
     )
     parser.add_argument(
+        "--timeout-factor",
+        type=float,
+        default=TIMEOUT_FACTOR,
+        metavar="F",
+        help=f"without --timeout: F x the baseline, at least --min-timeout ({TIMEOUT_FACTOR})",
+    )
+    parser.add_argument(
+        "--min-timeout",
+        type=float,
+        default=MIN_TIMEOUT_S,
+        metavar="S",
+        help=f"without --timeout: at least S seconds a mutant (default {MIN_TIMEOUT_S:.0f})",
+    )
+    parser.add_argument(
         "--budget", type=float, help="stop after this many minutes (--resume goes on)"
     )
     parser.add_argument("--resume", action="store_true", help="continue the session in --work")
@@ -583,6 +616,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--markdown", type=Path, help="also write the Markdown here")
     parser.add_argument(
         "--gate", type=float, metavar="RATE", help="exit 1 below this kill rate (0..1)"
+    )
+    parser.add_argument(
+        "--triage",
+        type=Path,
+        metavar="FILE",
+        help="gate on the non-equivalent kill rate with this file's triaged survivors and floor",
     )
     parser.add_argument(
         "--no-corpus",
@@ -603,6 +642,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         serve_http_worker()
         return 0
     markdown_path = args.markdown.resolve() if args.markdown else None
+    triage = load_triage(args.triage.resolve() if args.triage else None)
 
     register_operators()
     work = args.work.resolve()
@@ -646,9 +686,59 @@ def main(argv: Sequence[str] | None = None) -> int:
         "survivors": survivors,
     }
     (work / "results.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    if triage is not None:
+        dead = total(stats.values()).dead
+        return gate_non_equivalent(triage, dead, survivors, finished, args.gate)
     if args.gate is not None and (not finished or rate is None or rate < args.gate):
         print(f"gate: kill rate {pct(rate)} is below {pct(args.gate)}", file=sys.stderr)
         return 1
+    return 0
+
+
+def load_triage(path: Path | None) -> triaged.Triage | None:
+    """The triage file, or exit with its error (the file and the JSON path)."""
+    if path is None:
+        return None
+    try:
+        return triaged.load(path)
+    except triaged.TriageError as error:
+        sys.exit(f"triage: {error}")
+
+
+def gate_non_equivalent(
+    triage: triaged.Triage,
+    dead: int,
+    survivors: list[dict[str, Any]],
+    finished: bool,
+    floor: float | None = None,
+) -> int:
+    """1 (with the survivors nobody triaged) when the non-equivalent kill rate is below
+    ``floor`` (default: the triage file's) or the sample did not finish; else 0."""
+    floor = triage.floor if floor is None else floor
+    verdict = triaged.judge(dead, survivors, triage)
+    rate = verdict.rate
+    print(
+        f"gate: non-equivalent kill rate {pct(rate)} ({verdict.killed}/{verdict.non_equivalent}:"
+        f" {len(verdict.untriaged)} untriaged and {len(verdict.defensive)} defensive survivors);"
+        f" floor {pct(floor)} (recorded {pct(triage.recorded)} = "
+        f"{triage.killed}/{triage.non_equivalent}, less {triage.margin} mutants)",
+        file=sys.stderr,
+    )
+    if verdict.untriaged:
+        print(
+            "gate: survivors not triaged equivalent or defensive in mutation/triage.json "
+            "(a blind spot of the kit, or triage them in benchmarks/mutation.md and there):",
+            file=sys.stderr,
+        )
+        for survivor in verdict.untriaged:
+            print(f"  {triaged.describe(survivor)}", file=sys.stderr)
+    if not finished:
+        print("gate: the sample did not finish", file=sys.stderr)
+        return 1
+    if rate is None or rate < floor:
+        print(f"gate: FAILED, {pct(rate)} is below the floor {pct(floor)}", file=sys.stderr)
+        return 1
+    print("gate: passed", file=sys.stderr)
     return 0
 
 
