@@ -271,10 +271,6 @@ export class AgentsBinding extends Binding {
     if (result instanceof GuardrailOutput) return success(result.output, textOf(result.output))
     return jsonable(result)
   }
-
-  read_output(view) {
-    return view
-  }
 }
 
 /** The raw output an output guardrail is handed, with the call it belongs to. */
