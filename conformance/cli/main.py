@@ -855,10 +855,10 @@ def _render(args: argparse.Namespace, out: TextIO) -> int:
         from conformance.reporting.classify import reclassified
 
         document = reclassified(document, contract)
-    if args.html:
-        return _render_html(args, document, out)
     result = result_from_json(document)
     result.report_dir = Path(args.report).parent  # its case paths are relative to it
+    if args.html:
+        return _render_html(args, result, out)
     findings: list[str] = []
     expect = None
     if args.expect:
@@ -876,7 +876,7 @@ def _render(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _render_html(args: argparse.Namespace, document: dict[str, Any], out: TextIO) -> int:
+def _render_html(args: argparse.Namespace, result: RunResult, out: TextIO) -> int:
     from conformance.reporting.cases import load_cases
     from conformance.reporting.expectations import load_expectations
     from conformance.reporting.html import report_html
@@ -885,8 +885,8 @@ def _render_html(args: argparse.Namespace, document: dict[str, Any], out: TextIO
     # the report's case paths are relative to its directory, the expect file's to its own
     expect_dir = Path(args.expect).parent if args.expect else None
     page_dir = Path(args.output).parent if args.output else Path.cwd()
-    files = load_cases(document, expect, Path(args.report).parent, expect_dir, page_dir)
-    page = report_html(document, expect, files.cases, links=files.links, missing=files.missing)
+    files = load_cases(result, expect, Path(args.report).parent, expect_dir, page_dir)
+    page = report_html(result, expect, files.cases, links=files.links, missing=files.missing)
     if args.output:
         Path(args.output).write_text(page, encoding="utf-8")
     else:

@@ -9,11 +9,14 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from conformance.scenario.cases import case_path, read_case
 from conformance.scenario.schema import FixtureError
+
+if TYPE_CHECKING:
+    from conformance.running.outcomes import RunResult
 
 __all__ = ["CaseFiles", "link", "load_cases", "named"]
 
@@ -31,15 +34,13 @@ class CaseFiles:
     missing: dict[str, str] = field(default_factory=dict)  # path as written -> why not loaded
 
 
-def _paths(document: Mapping[str, Any]) -> list[str]:
+def _paths(result: RunResult) -> list[str]:
     """The case paths a report names, in order, each once."""
     found: list[str] = []
-    rules = document.get("rules")
-    for rule in rules if isinstance(rules, list) else []:
-        failures = rule.get("failures") if isinstance(rule, dict) else None
-        for failure in failures if isinstance(failures, list) else []:
-            case = failure.get("counterexample") if isinstance(failure, dict) else None
-            if isinstance(case, str) and case and case not in found:
+    for rule in result.rules:
+        for _, failure in rule.kept():
+            case = failure.counterexample
+            if case and case not in found:
                 found.append(case)
     return found
 
@@ -55,14 +56,14 @@ def _expected_paths(expect: Mapping[str, Any] | None) -> list[str]:
     return found
 
 
-def named(document: Mapping[str, Any], expect: Mapping[str, Any] | None) -> list[str]:
+def named(result: RunResult, expect: Mapping[str, Any] | None) -> list[str]:
     """Every case path the report and the expect file name, in order, each once."""
-    out = _paths(document)
+    out = _paths(result)
     return out + [p for p in _expected_paths(expect) if p not in out]
 
 
 def load_cases(
-    document: Mapping[str, Any],
+    result: RunResult,
     expect: Mapping[str, Any] | None,
     report_dir: Path,
     expect_dir: Path | None,
@@ -76,7 +77,7 @@ def load_cases(
     """
     found = CaseFiles()
     named: Iterable[tuple[str, Path]] = [
-        *((w, report_dir) for w in _paths(document)),
+        *((w, report_dir) for w in _paths(result)),
         *((w, expect_dir or report_dir) for w in _expected_paths(expect)),
     ]
     for written, base in named:

@@ -5,20 +5,21 @@ The failing rules whose counterexample is the same scenario (the same scenario c
 hence the same ``scenario.id``, or the same counterexample file), or whose written
 finding quotes the same evidence (the same line of the same source), are one finding
 that lists every rule it breaks; the differences (failures the report's contract does
-not promise) are grouped the same way, apart. Read from a ``report.json`` document, the
-expect file's ``expected`` entries and the loaded cases.
+not promise) are grouped the same way, apart. Read from the report model
+(:class:`~conformance.running.outcomes.RunResult`'s rules), the expect file's ``expected``
+entries and the loaded cases.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from conformance.reporting.page import as_dict as _dict
-from conformance.reporting.page import as_list as _list
 from conformance.reporting.page import short as _short
+from conformance.running.outcomes import RuleOutcome, RunResult
 from conformance.vocab import FAILING, Status
 
 __all__ = [
@@ -30,7 +31,6 @@ __all__ = [
     "findings_of",
     "numbers",
     "primary_case",
-    "rules_of",
     "sections",
     "verdict_kind",
     "views",
@@ -43,26 +43,25 @@ FINDING_STATUSES: Final = frozenset({*FAILING, Status.EXPECTED_FAIL})
 @dataclass
 class Finding:
     key: str
-    rules: list[dict[str, Any]] = field(default_factory=list)
+    #: The rules it breaks, each as its section shows it (:func:`views`).
+    rules: list[RuleOutcome] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)  # the rules' counterexamples, in order
 
 
-def verdict_kind(rule: Mapping[str, Any]) -> str:
-    status = str(rule.get("status"))
-    if status == Status.EXPECTED_FAIL:
-        return str(_dict(rule.get("expected")).get("status", Status.FAIL))
-    return status
+def verdict_kind(rule: RuleOutcome) -> str:
+    if rule.status == Status.EXPECTED_FAIL:
+        return str((rule.expected or {}).get("status", Status.FAIL))
+    return str(rule.status)
 
 
-def primary_case(rule: Mapping[str, Any], expected: Mapping[str, Any]) -> str | None:
+def primary_case(rule: RuleOutcome, expected: Mapping[str, Any]) -> str | None:
     """The counterexample a rule's finding shows: one of its verdict's kind, as compare does."""
-    failures = [_dict(f) for f in _list(rule.get("failures"))]
+    failures = rule.kept()
     kind = verdict_kind(rule)
-    for f in [*(f for f in failures if f.get("kind") == kind), *failures]:
-        case = f.get("counterexample")
-        if isinstance(case, str) and case:
-            return case
-    case = _dict(expected.get(str(rule.get("id")))).get("counterexample")
+    for _, f in [*(p for p in failures if p[0] == kind), *failures]:
+        if f.counterexample:
+            return f.counterexample
+    case = _dict(expected.get(rule.id)).get("counterexample")
     return case if isinstance(case, str) and case else None
 
 
@@ -74,7 +73,7 @@ def scenario_key(case: Mapping[str, Any]) -> str:
 
 
 def findings_of(
-    rules: Iterable[Mapping[str, Any]],
+    rules: Iterable[RuleOutcome],
     expected: Mapping[str, Any],
     cases: Mapping[str, Mapping[str, Any]],
 ) -> list[Finding]:
@@ -88,10 +87,10 @@ def findings_of(
     for rule in failing:
         path = primary_case(rule, expected)
         paths.append(path)
-        mine = {f"rule:{rule.get('id')}"}
+        mine = {f"rule:{rule.id}"}
         if path is not None:
             mine.add(scenario_key(cases[path]) if path in cases else f"file:{path}")
-        entry = _dict(expected.get(str(rule.get("id")))) or _dict(rule.get("expected"))
+        entry = _dict(expected.get(rule.id)) or (rule.expected or {})
         evidence = _dict(entry.get("evidence"))
         if evidence.get("quote") and evidence.get("source"):
             mine.add(f"evidence:{evidence['source']}|{evidence['quote']}")
@@ -116,15 +115,15 @@ def findings_of(
     for i, rule in enumerate(failing):
         group = root(i)
         finding = out.setdefault(group, Finding(min(keys[group])))
-        finding.rules.append(dict(rule))
+        finding.rules.append(rule)
         path = paths[i]
         if path is not None and path not in finding.paths:
             finding.paths.append(path)
     return list(out.values())
 
 
-def views(rules: Iterable[Mapping[str, Any]], differences: bool) -> list[dict[str, Any]]:
-    """The rules one section shows, each with the failures it shows.
+def views(rules: Iterable[RuleOutcome], differences: bool) -> list[RuleOutcome]:
+    """The rules one section shows, each with the failures it shows (a copy of its outcome).
 
     The defects section: every failing rule (``fail``, ``error``, ``timeout``,
     ``expected-fail``) with its kept failures but the differences. The differences section:
@@ -133,26 +132,26 @@ def views(rules: Iterable[Mapping[str, Any]], differences: bool) -> list[dict[st
     """
     out = []
     for rule in rules:
-        failures = [_dict(f) for f in _list(rule.get("failures"))]
-        differing = [f for f in failures if f.get("kind") == Status.DIFFERENCE]
-        if differences and differing:
-            view = {**rule, "failures": differing}
-            if str(rule.get("status")) != Status.DIFFERENCE:
-                view.pop("expected", None)
-            out.append(view)
-        elif not differences and str(rule.get("status")) in FINDING_STATUSES:
-            out.append({**rule, "failures": [f for f in failures if f not in differing]})
+        if differences and rule.differences:
+            own = rule.status == Status.DIFFERENCE
+            out.append(
+                replace(
+                    rule,
+                    failures=[],
+                    errors=[],
+                    timeouts=[],
+                    expected=rule.expected if own else None,
+                )
+            )
+        elif not differences and str(rule.status) in FINDING_STATUSES:
+            out.append(replace(rule, differences=[]))
     return out
 
 
-def expect_entry(rule: Mapping[str, Any], expected: Mapping[str, Any] | None) -> dict[str, Any]:
+def expect_entry(rule: RuleOutcome, expected: Mapping[str, Any] | None) -> dict[str, Any]:
     if expected is not None:
-        return _dict(expected.get(str(rule.get("id"))))
-    return _dict(rule.get("expected"))
-
-
-def rules_of(document: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [_dict(r) for r in _list(document.get("rules"))]
+        return _dict(expected.get(rule.id))
+    return rule.expected or {}
 
 
 def failing(status: object, profile: str) -> bool:
@@ -163,7 +162,7 @@ def failing(status: object, profile: str) -> bool:
 
 
 def sections(
-    rules: list[dict[str, Any]],
+    rules: Sequence[RuleOutcome],
     written: Mapping[str, Any],
     cases: Mapping[str, Mapping[str, Any]],
 ) -> tuple[list[Finding], list[Finding], dict[str, Any]]:
@@ -171,25 +170,25 @@ def sections(
     differences) as the page numbers them."""
     findings = findings_of(views(rules, False), written, cases)
     differing_views = views(rules, True)
-    own = {str(r.get("id")) for r in differing_views if r.get("status") == Status.DIFFERENCE}
+    own = {r.id for r in differing_views if r.status == Status.DIFFERENCE}
     written_differences = {rid: e for rid, e in written.items() if rid in own}
     differences = findings_of(differing_views, written_differences, cases)
     return findings, differences, written_differences
 
 
 def numbers(findings: Sequence[Finding]) -> dict[str, int]:
-    return {str(r.get("id")): n for n, f in enumerate(findings, 1) for r in f.rules}
+    return {r.id: n for n, f in enumerate(findings, 1) for r in f.rules}
 
 
 def finding_anchors(
-    document: Mapping[str, Any],
+    result: RunResult,
     expect: Mapping[str, Any] | None,
     cases: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, list[str]]:
     """Rule ID -> the anchors of its cards on the report page (``finding-N`` in the
     defects, ``difference-N`` in the differences): what another page links to."""
     written = _dict(expect.get("expected")) if expect is not None else {}
-    findings, differences, _ = sections(rules_of(document), written, cases)
+    findings, differences, _ = sections(result.rules, written, cases)
     out: dict[str, list[str]] = {}
     for rid, n in numbers(findings).items():
         out.setdefault(rid, []).append(f"finding-{n}")

@@ -63,7 +63,6 @@ from conformance.reporting.findings import failing as _failing
 from conformance.reporting.findings import finding_anchors
 from conformance.reporting.findings import numbers as _numbers
 from conformance.reporting.findings import primary_case as _primary_case
-from conformance.reporting.findings import rules_of as _rules_of
 from conformance.reporting.findings import sections as _sections
 from conformance.reporting.page import CSS, escape_text, page
 from conformance.reporting.page import as_dict as _dict
@@ -74,7 +73,8 @@ from conformance.reporting.page import slug as _slug
 from conformance.reporting.page import status_class as _status_class
 from conformance.reporting.timeline_html import case_sources as _case_sources
 from conformance.reporting.timeline_html import legend, timeline_html
-from conformance.reporting.verdicts import verdict_words
+from conformance.reporting.verdicts import verdict_text
+from conformance.running.outcomes import RuleOutcome, RunResult
 from conformance.vocab import FAILING, NOT_RUN, Status
 
 __all__ = [
@@ -134,7 +134,7 @@ def _finding_html(
     kind: str = "finding",
 ) -> list[str]:
     """One card: ``kind`` ``finding`` (the defects section) or ``difference``."""
-    ids = [str(r.get("id")) for r in finding.rules]
+    ids = [r.id for r in finding.rules]
     word = "Difference" if kind == "difference" else "Finding"
     out = [
         f'<section class="{kind}" id="{kind}-{number}" data-rules="{_e(" ".join(ids))}">',
@@ -153,21 +153,17 @@ def _finding_html(
         )
     out.append("<ul>")
     for rule in finding.rules:
-        whys = list(
-            dict.fromkeys(str(f["why"]) for f in _list(rule.get("failures")) if f.get("why"))
-        )
+        whys = list(dict.fromkeys(f.why for _, f in rule.kept() if f.why))
         why = (
             f'<br><span class="why">why a difference: {_e("; ".join(whys))}</span>' if whys else ""
         )
         out.append(
-            f'<li><a href="#rule-{_slug(rule.get("id"))}">{_e(rule.get("id"))}</a> '
-            f"{_e(rule.get('title', ''))}: "
-            f'<span class="{_status_class(rule.get("status"))}">'
-            f"{_e(rule.get('status'))}</span>{why}</li>"
+            f'<li><a href="#rule-{_slug(rule.id)}">{_e(rule.id)}</a> {_e(rule.title)}: '
+            f'<span class="{_status_class(rule.status)}">{_e(rule.status)}</span>{why}</li>'
         )
     out.append("</ul>")
     for rule in finding.rules:
-        out += _expectation_html(str(rule.get("id")), _expect_entry(rule, expected))
+        out += _expectation_html(rule.id, _expect_entry(rule, expected))
     violated, sources = _violated_html(finding, expected, files)
     out += violated
     out += _counterexamples_html(finding, files, sources)
@@ -187,26 +183,25 @@ def _violated_html(
     sources: list[tl.Source] = []
     out.append('<h4>Violated</h4><ul class="messages">')
     for rule in finding.rules:
-        rid = str(rule.get("id"))
+        rid = rule.id
         path = _primary_case(rule, _dict(expected))
         case = files.cases.get(path) if path else None
-        failures = [_dict(f) for f in _list(rule.get("failures"))]
-        mine = [str(f.get("message")) for f in failures if path and f.get("counterexample") == path]
+        failures = rule.kept()
+        mine = [f.message for _, f in failures if path and f.counterexample == path]
         required = [str(m) for m in _list((case or {}).get("required"))]
-        said = mine or required or [str(f.get("message")) for f in failures[:1]]
+        said = mine or required or [f.message for _, f in failures[:1]]
         for message in said:
             out.append(f"<li>{_e(rid)}: {_e(message)}</li>")
-        sources += _case_sources(rid, case, failures, path, said)
+        sources += _case_sources(rid, case, [f for _, f in failures], path, said)
         rest = len(failures) - len(mine)
         if rest > 0:
             out.append(
                 f"<li><details><summary>{_e(rid)}: {rest} more kept failure(s)</summary><ul>"
             )
-            for f in failures:
-                if not (path and f.get("counterexample") == path):
+            for kind, f in failures:
+                if not (path and f.counterexample == path):
                     out.append(
-                        f"<li>{_e(f.get('kind'))} on <code>{_e(f.get('scenario'))}</code>: "
-                        f"{_e(f.get('message'))}</li>"
+                        f"<li>{_e(kind)} on <code>{_e(f.scenario_id)}</code>: {_e(f.message)}</li>"
                     )
             out.append("</ul></details></li>")
     out.append("</ul>")
@@ -251,35 +246,24 @@ def _counterexamples_html(
 # --------------------------------------------------------------------- report
 
 
-def _header_html(document: Mapping[str, Any], title: str) -> list[str]:
+def _header_html(result: RunResult, title: str) -> list[str]:
     """The page's header: the implementation, the run, the contract and the verdict."""
-    impl = _dict(document.get("implementation"))
-    profile = str(document.get("profile", ""))
-    rules = _rules_of(document)
-    conformant = document.get("conformant") is True
-    verdict = verdict_words(
-        conformant=conformant,
-        known=sum(r.get("status") == Status.EXPECTED_FAIL for r in rules),
-        differing=sum(r.get("status") == Status.DIFFERENCE for r in rules),
-        incomplete=document.get("incomplete") is True,
-    )
+    impl = result.implementation
+    conformant = result.conformant
     body = [f"<header><h1>{_e(title)}</h1>", '<table class="meta">']
-    capabilities = ", ".join(str(c) for c in sorted(map(str, _list(impl.get("capabilities")))))
-    rows = [
-        ("implementation", f"{impl.get('name', '?')} {impl.get('version', '?')}"),
-        ("language", impl.get("language", "?")),
-        ("profile", profile),
-        ("seed", "none" if document.get("seed") is None else document.get("seed")),
-        (
-            "scenarios run",
-            f"{document.get('scenarios', 0)} in {document.get('durationSeconds', 0)} s",
-        ),
+    capabilities = ", ".join(sorted(impl.capabilities))
+    rows: list[tuple[str, object]] = [
+        ("implementation", f"{impl.name} {impl.version}"),
+        ("language", impl.language),
+        ("profile", result.profile),
+        ("seed", "none" if result.seed is None else result.seed),
+        ("scenarios run", f"{result.scenarios} in {round(result.duration_s, 3)} s"),  # as in JSON
         ("capabilities", capabilities or "none"),
     ]
-    rows += [(f"missing {c}", why) for c, why in sorted(_dict(impl.get("missing")).items())]
-    if document.get("expectFile"):
-        rows.append(("expectations", document["expectFile"]))
-    judged_by = _dict(document.get("contract"))
+    rows += [(f"missing {c}", why) for c, why in sorted(impl.missing.items())]
+    if result.expect_file:
+        rows.append(("expectations", result.expect_file))
+    judged_by = result.contract or {}
     if judged_by:
         rows.append(
             (
@@ -290,20 +274,18 @@ def _header_html(document: Mapping[str, Any], title: str) -> list[str]:
         )
     else:
         rows.append(("contract", "none: SPEC.md is the contract (every rule promised)"))
-    kit = _dict(document.get("kit"))
-    if kit:
-        rows.append(("kit", f"{kit.get('name', '')} {kit.get('version', '')}"))
+    rows.append(("kit", f"toolreg-conformance {result.kit_version}"))
     body += [f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows]
     ok = "ok" if conformant else "bad"
     body.append(
         f'<tr><th>result</th><td><span class="verdict {ok}" data-conformant="'
-        f'{str(conformant).lower()}">{_e(verdict)}</span></td></tr>'
+        f'{str(conformant).lower()}">{_e(verdict_text(result))}</span></td></tr>'
     )
     body.append("</table></header>")
     return body
 
 
-def _summary_html(rules: list[dict[str, Any]], profile: str) -> list[str]:
+def _summary_html(rules: list[RuleOutcome], profile: str) -> list[str]:
     """The summary table: per rule group, pass / failing / differ / other."""
     body: list[str] = []
     body += ["<h2>Summary</h2>", '<table class="groups"><tr><th>group</th>']
@@ -311,13 +293,13 @@ def _summary_html(rules: list[dict[str, Any]], profile: str) -> list[str]:
         '<th class="num">pass</th><th class="num">failing</th><th class="num">differ</th>'
         '<th class="num">other</th></tr>'
     )
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[RuleOutcome]] = {}
     for rule in rules:
-        groups.setdefault(str(rule.get("group", "")), []).append(rule)
+        groups.setdefault(rule.group, []).append(rule)
     for group, members in groups.items():
-        passed = sum(r.get("status") == Status.PASS for r in members)
-        failing = sum(_failing(r.get("status"), profile) for r in members)
-        differs = sum(r.get("status") == Status.DIFFERENCE for r in members)
+        passed = sum(r.status == Status.PASS for r in members)
+        failing = sum(_failing(r.status, profile) for r in members)
+        differs = sum(r.status == Status.DIFFERENCE for r in members)
         other = len(members) - passed - failing - differs
         body.append(
             f'<tr data-group="{_e(group)}"><td>{_e(group)}</td><td class="num">{passed}</td>'
@@ -403,7 +385,7 @@ def _differences_html(
 
 
 def _rules_html(
-    rules: list[dict[str, Any]], profile: str, findings: list[_Finding], differences: list[_Finding]
+    rules: list[RuleOutcome], profile: str, findings: list[_Finding], differences: list[_Finding]
 ) -> list[str]:
     """Every rule with its status, note and the cards that show it."""
     body: list[str] = []
@@ -416,9 +398,9 @@ def _rules_html(
         '<th class="num">checks</th><th>note</th></tr>',
     ]
     for rule in rules:
-        rid, status = str(rule.get("id")), rule.get("status")
-        failures = [_dict(f) for f in _list(rule.get("failures"))]
-        note = rule.get("reason") or (failures[0].get("message") if failures else "") or ""
+        rid, status = rule.id, rule.status
+        failures = rule.kept()
+        note = rule.reason or (failures[0][1].message if failures else "") or ""
         shown = (*_FINDING_STATUSES, Status.DIFFERENCE)  # a finding, even when not a problem
         problem = _failing(status, profile) or str(status) in shown
         where = (
@@ -429,8 +411,8 @@ def _rules_html(
         if rid in difference_of:
             n = difference_of[rid]
             where += f' <a href="#difference-{n}">difference {n}</a>'
-        clauses = _list(rule.get("clauses"))
-        named = str(rule.get("title", ""))
+        clauses = rule.clauses or []
+        named = rule.title
         if clauses:
             named += f" (clauses judged: {', '.join(map(str, clauses))})"
         body.append(
@@ -438,39 +420,39 @@ def _rules_html(
             f'data-status="{_e(status)}" data-failing="{str(problem).lower()}">'
             f"<td>{_e(rid)}</td><td>{_e(named)}</td>"
             f'<td class="{_status_class(status)}">{_e(status)}</td>'
-            f'<td class="num">{_e(rule.get("checks", 0))}</td><td>{_e(note)}{where}</td></tr>'
+            f'<td class="num">{_e(rule.checks)}</td><td>{_e(note)}{where}</td></tr>'
         )
     body.append("</table>")
     return body
 
 
 def report_html(
-    document: dict[str, Any],
+    result: RunResult,
     expect: dict[str, Any] | None,
     cases: Mapping[str, dict[str, Any]],
     *,
     links: Mapping[str, str] | None = None,
     missing: Mapping[str, str] | None = None,
 ) -> str:
-    """The report page. ``document`` is a ``report.json``; ``expect`` an expect file's
-    document (None: the report's own ``expected`` blocks); ``cases`` the counterexamples by
-    the path the report (or expect file) writes; ``links`` their hrefs from the page.
+    """The report page. ``result`` is the report model (a run's, or ``report.json``'s:
+    :meth:`RunResult.read`); ``expect`` an expect file's document (None: the report's own
+    ``expected`` blocks); ``cases`` the counterexamples by the path the report (or expect
+    file) writes; ``links`` their hrefs from the page.
     """
     files = CaseFiles(dict(cases), dict(links or {}), dict(missing or {}))
-    impl = _dict(document.get("implementation"))
-    profile = str(document.get("profile", ""))
-    rules = _rules_of(document)
+    profile = result.profile
+    rules = result.rules
     expected = _dict(expect.get("expected")) if expect is not None else None
-    for path in named_cases(document, expect):
+    for path in named_cases(result, expect):
         if path not in files.cases and path not in files.missing:
             files.missing[path] = "not found"
 
-    title = f"Conformance report: {impl.get('name', '?')} {impl.get('version', '?')}"
-    body = _header_html(document, title)
+    title = f"Conformance report: {result.implementation.name} {result.implementation.version}"
+    body = _header_html(result, title)
     body += _summary_html(rules, profile)
     written = expected if expected is not None else {}
     findings, differences, written_differences = _sections(rules, written, files.cases)
-    contract = _dict(document.get("contract"))
+    contract = result.contract or {}
     body += _defects_html(findings, expected, files, contract)
     body += _differences_html(
         differences, bool(findings), written_differences, expected, files, contract
@@ -481,11 +463,11 @@ def report_html(
         body.append("</p>")
 
     body += _rules_html(rules, profile, findings, differences)
-    notes = [str(n) for n in _list(document.get("notes"))]
+    notes = result.notes
     if notes:
         body += ["<h2>Notes</h2>", "<ul>", *(f"<li>{_e(n)}</li>" for n in notes), "</ul>"]
     body.append("<h2>Kit errors</h2>")
-    kit_errors = [str(k) for k in _list(document.get("kitErrors"))]
+    kit_errors = result.kit_errors
     if kit_errors:
         body.append("<p>Bugs in the kit itself, not in the implementation:</p><ul>")
         body += [f"<li>{_e(k)}</li>" for k in kit_errors]

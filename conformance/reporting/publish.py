@@ -50,7 +50,7 @@ from conformance.reporting.expectations import (
     write_expectations,
 )
 from conformance.reporting.report import findings_markdown, report_json, report_markdown
-from conformance.running.outcomes import RuleOutcome
+from conformance.running.outcomes import RuleOutcome, RunResult
 from conformance.running.progress import Tick
 from conformance.running.runner import run_suite
 from conformance.scenario.cases import read_case
@@ -209,12 +209,11 @@ def write_page(directory: Path) -> Path:
     """``DIR/report.html`` from a published directory's report.json, expect.json and cases."""
     from conformance.reporting.cases import load_cases
     from conformance.reporting.html import report_html
-    from conformance.scenario.schema import load_json
 
-    document = load_json(directory / "report.json", "report")
+    result = RunResult.read(directory / "report.json")
     expect_path = directory / "expect.json"
     expect = load_expectations(str(expect_path)).to_json() if expect_path.exists() else None
-    files = load_cases(document, expect, directory, directory, directory)
-    page = report_html(document, expect, files.cases, links=files.links, missing=files.missing)
+    files = load_cases(result, expect, directory, directory, directory)
+    page = report_html(result, expect, files.cases, links=files.links, missing=files.missing)
     (directory / "report.html").write_text(page, encoding="utf-8")
     return directory / "report.html"

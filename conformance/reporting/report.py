@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from conformance.reporting.classify import reclassified
 from conformance.reporting.expectations import ASSESSMENTS
-from conformance.reporting.findings import rules_of, sections
-from conformance.reporting.verdicts import verdict_words
+from conformance.reporting.findings import sections
+from conformance.reporting.verdicts import verdict_text
 from conformance.running.outcomes import Failure, RuleOutcome, RunResult
 from conformance.vocab import FAILING, NOT_RUN, Status
 
@@ -69,24 +70,12 @@ def group_counts(result: RunResult) -> list[tuple[str, int, int, int, int]]:
 
 
 def all_failures(outcome: RuleOutcome) -> Iterable[tuple[str, Failure]]:
-    for kind, bucket in outcome.buckets():
-        for failure in bucket:
-            yield str(kind), failure
+    return iter(outcome.kept())
 
 
 def defect_failures(outcome: RuleOutcome) -> Iterable[tuple[str, Failure]]:
     """Every kept failure but the differences: defects, errors and timeouts."""
     return ((k, f) for k, f in all_failures(outcome) if k != Status.DIFFERENCE)
-
-
-def verdict_text(result: RunResult) -> str:
-    """CONFORMANT / NOT CONFORMANT..., saying how many differences there are (never failing)."""
-    return verdict_words(
-        conformant=result.conformant,
-        known=sum(o.status == Status.EXPECTED_FAIL for o in result.rules),
-        differing=sum(o.status == Status.DIFFERENCE for o in result.rules),
-        incomplete=result.incomplete,
-    )
 
 
 def _failure_line(kind: str, failure: Failure) -> str:
@@ -232,18 +221,17 @@ def root_causes_markdown(result: RunResult, expect: Mapping[str, Any] | None = N
     file or the same written evidence joins rules)."""
     from conformance.reporting.cases import load_cases
 
-    document = result.to_json()
     base = result.report_dir
-    cases = {} if base is None else load_cases(document, expect, base, None, base).cases
+    cases = {} if base is None else load_cases(result, expect, base, None, base).cases
     written = (expect or {}).get("expected")
-    found, differing, _ = sections(rules_of(document), written or {}, cases)
+    found, differing, _ = sections(result.rules, written or {}, cases)
     lines: list[str] = []
     for heading, group in (("Defects", found), ("Differences", differing)):
         if not group:
             continue
         lines += [f"## {heading} by root cause", ""]
         for number, finding in enumerate(group, 1):
-            ids = " + ".join(str(rule.get("id")) for rule in finding.rules)
+            ids = " + ".join(rule.id for rule in finding.rules)
             scenarios = sorted(
                 {
                     str((cases[p].get("scenario") or {}).get("id"))
@@ -497,7 +485,8 @@ def write_reports(
     report_junit(result).write(paths[2], encoding="utf-8", xml_declaration=True)
     # the report's case paths are relative to its directory, the expect file's to its own
     expect_dir = Path(expect_file).parent if expect_file else None
-    files = load_cases(document, expect, out, expect_dir, out)
-    page = report_html(document, expect, files.cases, links=files.links, missing=files.missing)
+    shown = result if expect_file is None else replace(result, expect_file=expect_file)
+    files = load_cases(shown, expect, out, expect_dir, out)
+    page = report_html(shown, expect, files.cases, links=files.links, missing=files.missing)
     paths[3].write_text(page, encoding="utf-8")
     return paths

@@ -34,7 +34,6 @@ on the index ``tr.rule[data-rule]``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -60,6 +59,7 @@ from conformance.reporting.teach import (
     spec_sections,
     story,
 )
+from conformance.running.outcomes import RunResult
 from conformance.running.tally import counterexample
 from conformance.scenario.cases import case_text
 from conformance.seam.adapter import Adapter
@@ -170,12 +170,12 @@ def published(root: Path) -> list[Published]:
     out = []
     for path, column in zip(reports, comparison.columns, strict=True):
         directory = path.parent
-        document = json.loads(path.read_text(encoding="utf-8"))
+        result = RunResult.read(path)
         expect_path = directory / "expect.json"
         expect = load_expectations(str(expect_path)).to_json() if expect_path.exists() else None
-        files = load_cases(document, expect, directory, directory, directory)
+        files = load_cases(result, expect, directory, directory, directory)
         where = directory.relative_to(root).as_posix()
-        anchors = finding_anchors(document, expect, files.cases)
+        anchors = finding_anchors(result, expect, files.cases)
         out.append(Published(directory, column.label, where, column.cells, anchors))
     return out
 

@@ -17,7 +17,7 @@ from conformance.reporting.page import short as _short
 from conformance.reporting.page import slug as _slug
 from conformance.reporting.page import stage_class as _stage_class
 from conformance.reporting.timeline import STAGE_ORDER
-from conformance.running.outcomes import Pointer
+from conformance.running.outcomes import Failure, Pointer
 
 __all__ = ["case_sources", "legend", "timeline_html"]
 
@@ -215,13 +215,14 @@ def legend() -> str:
 def case_sources(
     rid: str,
     case: Mapping[str, Any] | None,
-    failures: list[dict[str, Any]],
+    failures: Sequence[Failure],
     path: str | None,
     shown: list[str],
 ) -> list[tl.Source]:
     """The violated verdicts of ``rid`` as marks on its case's trace: the case's own
-    ``pointers`` (one per ``required`` message), else the pointers of the report's failures
-    with that case, else the messages shown (without a pointer: they mark nothing)."""
+    ``pointers`` (one per ``required`` message), else the pointers of the rule's kept
+    ``failures`` (the report model's) with that case, else the messages shown (without a
+    pointer: they mark nothing)."""
     if case is not None:
         key = tl.trace_key(case.get("trace"))
         required = [str(m) for m in _list(case.get("required"))]
@@ -235,10 +236,9 @@ def case_sources(
             return out
         out = []
         for f in failures:
-            if path is None or f.get("counterexample") != path:
+            if path is None or f.counterexample != path:
                 continue
-            for raw in _list(f.get("pointers")):
-                out.append(tl.Source(rid, str(f.get("message")), Pointer.from_json(raw), key))
+            out += [tl.Source(rid, f.message, pointer, key) for pointer in f.pointers]
         if any(s.pointed for s in out):
             return out
     return [tl.Source(rid, message) for message in shown]

@@ -2,7 +2,24 @@
 
 from __future__ import annotations
 
-__all__ = ["verdict_words"]
+from typing import TYPE_CHECKING
+
+from conformance.vocab import Status
+
+if TYPE_CHECKING:
+    from conformance.running.outcomes import RunResult
+
+__all__ = ["verdict_text", "verdict_words"]
+
+
+def verdict_text(result: RunResult) -> str:
+    """CONFORMANT / NOT CONFORMANT..., saying how many differences there are (never failing)."""
+    return verdict_words(
+        conformant=result.conformant,
+        known=sum(o.status == Status.EXPECTED_FAIL for o in result.rules),
+        differing=sum(o.status == Status.DIFFERENCE for o in result.rules),
+        incomplete=result.incomplete,
+    )
 
 
 def verdict_words(

@@ -1,6 +1,9 @@
 """What a run found: a rule's outcome (its status, checks and kept failures) and the run's result.
 
-``report.json`` is :meth:`RunResult.to_json` (schema: ``fixtures/schema/report.schema.json``).
+The one report model every renderer reads (Markdown, JUnit, the HTML page, its findings and
+timelines). ``report.json`` is :meth:`RunResult.to_json` (schema:
+``fixtures/schema/report.schema.json``); :meth:`RunResult.read` (:meth:`RunResult.from_json`)
+is its one loader, giving back the same model.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conformance._version import __version__
-from conformance.seam.adapter import AdapterInfo
+from conformance.scenario.schema import load_json
+from conformance.seam.adapter import DEFAULT_CLOSED_FORMS, AdapterInfo
 from conformance.vocab import Status
 
 if TYPE_CHECKING:
@@ -141,6 +145,10 @@ class RuleOutcome:
         """Every kept failure, difference, error and timeout, in that order."""
         return [*self.failures, *self.differences, *self.errors, *self.timeouts]
 
+    def kept(self) -> list[tuple[str, Failure]]:
+        """Every kept failure with its kind (report.json's ``kind``), in report.json's order."""
+        return [(str(kind), f) for kind, items in self.buckets() for f in items]
+
     def buckets(self) -> list[tuple[Status, list[Failure]]]:
         """(kind, kept failures) for defects (``fail``), differences, errors and timeouts,
         in that order."""
@@ -169,7 +177,7 @@ class RuleOutcome:
             )
         if self.expected is not None:
             out["expected"] = dict(self.expected)
-        out["failures"] = [f.to_json(str(kind)) for kind, items in self.buckets() for f in items]
+        out["failures"] = [f.to_json(kind) for kind, f in self.kept()]
         return out
 
 
@@ -203,6 +211,18 @@ class RunResult:
     # Where the run wrote its counterexamples (None: nowhere): a failure's counterexample
     # is a path relative to it (never serialized: report.json sits in that directory).
     report_dir: Path | None = None
+    # The kit version that wrote the report (this one, for a run of this kit).
+    kit_version: str = __version__
+    # The expect file that gated the run, as report.json names it (``expectFile``).
+    expect_file: str | None = None
+
+    @classmethod
+    def read(cls, path: str | Path) -> RunResult:
+        """The RunResult of a ``report.json`` on disk (checked against its schema); its
+        counterexample paths are relative to the file's directory."""
+        result = cls.from_json(load_json(path, "report"))
+        result.report_dir = Path(path).parent
+        return result
 
     @classmethod
     def from_json(cls, document: Mapping[str, Any]) -> RunResult:
@@ -214,6 +234,9 @@ class RunResult:
             language=impl["language"],
             capabilities=frozenset(impl["capabilities"]),
             missing=dict(impl.get("missing", {})),
+            closed_forms=(
+                frozenset(impl["closedForms"]) if "closedForms" in impl else DEFAULT_CLOSED_FORMS
+            ),
         )
         rules = []
         for rule in document["rules"]:
@@ -248,6 +271,9 @@ class RunResult:
             coverage=document.get("coverage"),
             contract=document.get("contract"),
             shard=document.get("shard"),
+            stopped_early=bool(document.get("stoppedEarly", False)),
+            kit_version=str(document.get("kit", {}).get("version", __version__)),
+            expect_file=document.get("expectFile"),
         )
 
     def case_file(self, failure: Failure) -> Path | None:
@@ -273,7 +299,7 @@ class RunResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "kit": {"name": "toolreg-conformance", "version": __version__},
+            "kit": {"name": "toolreg-conformance", "version": self.kit_version},
             "implementation": self.implementation.to_json(),
             "profile": self.profile,
             "seed": self.seed,
@@ -291,4 +317,5 @@ class RunResult:
             "rules": [r.to_json() for r in self.rules],
             **({"coverage": self.coverage} if self.coverage is not None else {}),
             **({"shard": self.shard} if self.shard is not None else {}),
+            **({"expectFile": self.expect_file} if self.expect_file is not None else {}),
         }

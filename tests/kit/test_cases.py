@@ -12,9 +12,11 @@ import pytest
 from conformance.cli.main import load_case
 from conformance.reporting.cases import load_cases
 from conformance.reporting.expectations import load_expectations
+from conformance.running.outcomes import Failure, RuleOutcome, RunResult
 from conformance.scenario import strategies as s
 from conformance.scenario.cases import case_path, case_text, read_case
 from conformance.scenario.schema import SCHEMA_DIR, FixtureError
+from conformance.seam.adapter import AdapterInfo
 
 DOCS = SCHEMA_DIR.parents[2] / "docs"
 PUBLISHED = sorted(p.parent for p in (DOCS / "implementations").glob("**/report.json"))
@@ -70,15 +72,17 @@ def test_load_cases_reads_the_reports_paths_from_its_directory_and_lists_bad_one
     (report_dir / "counterexamples" / "A.json").write_text(json.dumps(_case()))
     (report_dir / "counterexamples" / "B.json").write_text(json.dumps({"rule": "PRE-2"}))
     (expect_dir / "cases" / "C.json").write_text(json.dumps(_case()))
-    failures = [{"counterexample": f"counterexamples/{n}.json"} for n in "AB"]
-    document = {"rules": [{"id": "PRE-2", "failures": failures}]}
+    failures = [Failure("m", "s", f"counterexamples/{n}.json") for n in "AB"]
+    rule = RuleOutcome("PRE-2", "t", "PRE", status="fail", failures=failures)
+    info = AdapterInfo("x", "1", "python", frozenset())
+    result = RunResult(info, "ci", None, [rule], [], 0.0, 1)
     expect = {"expected": {"PRE-2": {"counterexample": "cases/C.json"}}}
-    files = load_cases(document, expect, report_dir, expect_dir, tmp_path)
+    files = load_cases(result, expect, report_dir, expect_dir, tmp_path)
     assert list(files.cases) == ["counterexamples/A.json", "cases/C.json"]
     assert files.links["cases/C.json"] == "expect/cases/C.json"
     assert files.missing["counterexamples/B.json"].startswith("not a case: $: ")
     # each path has its one base: from another directory none of them is found
-    moved = load_cases(document, expect, tmp_path, tmp_path, tmp_path)
+    moved = load_cases(result, expect, tmp_path, tmp_path, tmp_path)
     assert not moved.cases and len(moved.missing) == 3
 
 
@@ -91,8 +95,8 @@ def test_every_published_case_is_valid() -> None:
 
 @pytest.mark.parametrize("directory", PUBLISHED, ids=lambda p: p.name)
 def test_every_published_reports_cases_resolve(directory: Path) -> None:
-    document = json.loads((directory / "report.json").read_text(encoding="utf-8"))
+    result = RunResult.read(directory / "report.json")
     expect_path = directory / "expect.json"
     expect = load_expectations(str(expect_path)).to_json() if expect_path.exists() else None
-    files = load_cases(document, expect, directory, directory, directory)
+    files = load_cases(result, expect, directory, directory, directory)
     assert files.cases and not files.missing, files.missing

@@ -151,11 +151,11 @@ def hostile_result(tmp_path: Path) -> RunResult:
 
 def test_synthetic_report_page(tmp_path: Path) -> None:
     result = hostile_result(tmp_path)
-    document = report_json(result)
-    files = load_cases(document, None, tmp_path, None, tmp_path)
+    loaded = RunResult.from_json(report_json(result))  # report.json -> the same model
+    files = load_cases(loaded, None, tmp_path, None, tmp_path)
     assert list(files.cases) == [str(tmp_path / "PRE-2.json")]
     assert "out/counterexamples/X.json" in files.missing  # synthetic()'s path exists nowhere
-    page = report_html(document, None, files.cases, links=files.links, missing=files.missing)
+    page = report_html(loaded, None, files.cases, links=files.links, missing=files.missing)
     tree = parse(page)
     self_contained(tree)
     assert HOSTILE not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
@@ -200,12 +200,26 @@ def test_write_reports_writes_the_page(tmp_path: Path) -> None:
     assert "../PRE-2.json" in links  # relative to the page
 
 
+def test_the_page_of_a_run_is_the_page_of_its_report_json(tmp_path: Path) -> None:
+    """One report model: the page written from a run and the page rendered from the
+    report.json it wrote (RunResult.read, the one loader) are the same bytes."""
+    out = tmp_path / "out"
+    expect_file = str(tmp_path / "absent-expect.json")  # named in the header, never read
+    paths = write_reports(hostile_result(tmp_path), out, expect_file)
+    loaded = RunResult.read(paths[0])
+    assert loaded.expect_file == expect_file
+    files = load_cases(loaded, None, out, None, out)
+    again = report_html(loaded, None, files.cases, links=files.links, missing=files.missing)
+    assert again == paths[3].read_text(encoding="utf-8")
+
+
 def test_rc8_findings_by_root_cause() -> None:
     document = json.loads((RC8 / "report.json").read_text(encoding="utf-8"))
     expect = json.loads((RC8 / "expect.json").read_text(encoding="utf-8"))
-    files = load_cases(document, expect, RC8, RC8, RC8)
+    result = RunResult.read(RC8 / "report.json")
+    files = load_cases(result, expect, RC8, RC8, RC8)
     assert not files.missing
-    page = report_html(document, expect, files.cases, links=files.links)
+    page = report_html(result, expect, files.cases, links=files.links)
     tree = parse(page)
     self_contained(tree)
     findings = {n.attrs["data-rules"]: n for n in tree.root.all("finding")}
@@ -258,8 +272,9 @@ def test_rc8_rules_sharing_a_case_show_its_trace_once() -> None:
     for failure in pipe_2["failures"]:
         if failure.get("counterexample"):
             failure["counterexample"] = case
-    files = load_cases(document, expect, RC8, RC8, RC8)
-    tree = parse(report_html(document, expect, files.cases, links=files.links))
+    result = RunResult.from_json(document)
+    files = load_cases(result, expect, RC8, RC8, RC8)
+    tree = parse(report_html(result, expect, files.cases, links=files.links))
     findings = {n.attrs["data-rules"]: n for n in tree.root.all("finding")}
     # PIPE-3, PIPE-7 and RES-1 quote the same promise
     shared = findings["PIPE-2 PIPE-3 PIPE-7 RES-1"]

@@ -23,7 +23,7 @@ from conformance.judging.rules import CHECKERS, RULES, Rule, Verdict
 from conformance.judging.rules._base import fail, require
 from conformance.reporting.html import load_cases, report_html
 from conformance.reporting.report import report_json, result_from_json
-from conformance.running.outcomes import Pointer
+from conformance.running.outcomes import Pointer, RunResult
 from conformance.running.runner import run_suite
 from conformance.scenario import strategies as s
 from conformance.scenario.schema import validate
@@ -118,8 +118,9 @@ def _page(case: dict[str, object], tmp_path: Path, failure: dict[str, object]) -
     document = report_json(synthetic())
     document["rules"] = [r for r in document["rules"] if r["id"] == "PRE-2"]
     document["rules"][0]["failures"] = [{**failure, "counterexample": str(path)}]
-    files = load_cases(document, None, tmp_path, None, tmp_path)
-    return report_html(document, None, files.cases, links=files.links)
+    result = RunResult.from_json(document)
+    files = load_cases(result, None, tmp_path, None, tmp_path)
+    return report_html(result, None, files.cases, links=files.links)
 
 
 def _case(pointers: list[dict[str, object]] | None) -> dict[str, object]:

@@ -182,9 +182,9 @@ def test_the_markdown_groups_findings_by_root_cause_as_the_page_does(tmp_path: P
     (tmp_path / "counterexamples" / "X.json").write_text(json.dumps(_case()))
     result.report_dir = tmp_path
     lines = root_causes_markdown(result)
-    document = report_json(result)
-    cases = load_cases(document, None, tmp_path, None, tmp_path).cases
-    anchors = finding_anchors(document, None, cases)
+    loaded = RunResult.from_json(report_json(result))  # report.json -> the same model
+    cases = load_cases(loaded, None, tmp_path, None, tmp_path).cases
+    anchors = finding_anchors(loaded, None, cases)
     by_card: dict[str, list[str]] = {}
     for rid, names in anchors.items():
         for name in names:
@@ -198,3 +198,12 @@ def test_the_markdown_groups_findings_by_root_cause_as_the_page_does(tmp_path: P
     assert "\n".join(lines) in report_markdown(result)
     result.report_dir = None  # without the cases: the same file still joins them
     assert any("PRE-2" in x and "FIN-1" in x for x in root_causes_markdown(result))
+
+
+def test_every_published_report_json_is_the_model_it_loads_into() -> None:
+    """report.json -> RunResult (the one loader) -> report.json gives back every key."""
+    reports = sorted((Path(__file__).resolve().parents[2] / "docs").glob("**/report.json"))
+    assert len(reports) >= 10
+    for path in reports:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        assert RunResult.read(path).to_json() == document, path
