@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from conformance.judging.contract import Contract
+from conformance.running.outcomes import RuleOutcome, RunResult
 from conformance.scenario.cases import case_path
 from conformance.scenario.schema import FixtureError, load_json
 from conformance.vocab import FAILING, NOT_RUN, Status
@@ -202,10 +203,10 @@ def _report_path(argument: str) -> Path:
     return path
 
 
-def _verdict(rule: dict[str, Any]) -> Status:
-    status = Status(rule["status"])
+def _verdict(rule: RuleOutcome) -> Status:
+    status = Status(rule.status)
     if status is Status.EXPECTED_FAIL:
-        return Status((rule.get("expected") or {}).get("status", Status.FAIL))
+        return Status((rule.expected or {}).get("status", Status.FAIL))
     if status is Status.UNEXPECTED_PASS:
         return Status.PASS
     return status
@@ -223,33 +224,34 @@ def _column(argument: str, contracts: Sequence[Contract] = ()) -> Column:
         from conformance.reporting.classify import reclassified
 
         document = reclassified(document, mine[0])
+    result = RunResult.from_json(document)
     cells: dict[str, Cell] = {}
     titles: dict[str, str] = {}
-    for index, rule in enumerate(document["rules"]):
-        rule_id = rule["id"]
-        if rule_id in cells:
-            raise FixtureError(str(path), f"$.rules[{index}].id", f"rule {rule_id} listed twice")
+    for index, rule in enumerate(result.rules):
+        if rule.id in cells:
+            raise FixtureError(str(path), f"$.rules[{index}].id", f"rule {rule.id} listed twice")
         verdict = _verdict(rule)
-        failures = [f for f in rule["failures"] if f["kind"] == verdict]
-        categories = tuple(sorted({f["category"] for f in failures if f.get("category")}))
-        case = next((f["counterexample"] for f in failures if f.get("counterexample")), None)
-        cells[rule_id] = Cell(
+        failures = [f for kind, f in rule.kept() if kind == verdict]
+        categories = tuple(sorted({f.category for f in failures if f.category}))
+        case = next((f.counterexample for f in failures if f.counterexample), None)
+        cells[rule.id] = Cell(
             verdict,
             categories,
             str(case_path(path.parent, case)) if case else None,
-            rule.get("reason"),
+            rule.reason,
         )
-        titles[rule_id] = rule["title"]
+        titles[rule.id] = rule.title
+    info = result.implementation
     return Column(
-        label=f"{impl['name']} {impl['version']}",
+        label=f"{info.name} {info.version}",
         source=path,
-        name=impl["name"],
-        version=impl["version"],
-        profile=document["profile"],
-        scenarios=int(document.get("scenarios", 0)),
+        name=info.name,
+        version=info.version,
+        profile=result.profile,
+        scenarios=result.scenarios,
         cells=cells,
         titles=titles,
-        missing=dict(impl.get("missing", {})),
+        missing=dict(info.missing),
     )
 
 
