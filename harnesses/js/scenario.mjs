@@ -10,10 +10,8 @@ import { readFileSync } from 'node:fs'
 /** The scenario (or one of its calls) cannot be said to the implementation: `skipped`. */
 export class Inexpressible extends Error {}
 
-/** Where the stage table is: TOOLREG_STAGE_TABLE, else the kit's copy in this checkout. */
-export const STAGE_TABLE_URL = process.env.TOOLREG_STAGE_TABLE
-  ? new URL(process.env.TOOLREG_STAGE_TABLE, `file://${process.cwd()}/`)
-  : new URL('../../conformance/fixtures/schema/stages.json', import.meta.url)
+/** The stage table: the kit's copy in this checkout. */
+const STAGE_TABLE_URL = new URL('../../conformance/fixtures/schema/stages.json', import.meta.url)
 
 /** Each stage a scenario scripts, in the table's order: `{capability, at, key}`. */
 export const SCRIPTED_STAGES = JSON.parse(readFileSync(STAGE_TABLE_URL, 'utf8'))
