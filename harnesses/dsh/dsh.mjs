@@ -19,8 +19,9 @@ import { createScope } from '@deepseek-ai/dsh-scope'
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt'
 import { ToolRuntime } from '@deepseek-ai/dsh-tools'
 
-import { Binding, deadline, decode, describeError, jsonable, runActions as sharedRunActions, runProgram, ScriptError, Session } from '@toolreg/interpreter'
-import { Inexpressible } from '@toolreg/interpreter/stdio'
+import {
+  Binding, deadline, decode, describeError, Inexpressible, jsonable, runActions as sharedRunActions, runProgram, ScriptError, Session, settle,
+} from '@toolreg/interpreter'
 
 import { ROOT } from './upstream.mjs'
 
@@ -407,10 +408,9 @@ export async function runScenario(scenario) {
       registerListener: (kind, id) => listeners.register(kind, id),
       disposeListener: (kind, id, again) => listeners.dispose(kind, id, again),
     })
-    // Observers are notified without being awaited upstream; one turn lets the
-    // synchronous tails of the last notification land before the snapshot.
-    await new Promise((resolve) => setImmediate(resolve))
-    if (session.scriptErrors.length > 0) throw session.scriptErrors[0]
+    // Observers are notified without being awaited upstream: settle lets the synchronous
+    // tails of the last notification land before the snapshot.
+    await settle(session)
     return {
       registrations,
       actions,

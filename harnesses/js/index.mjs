@@ -16,11 +16,16 @@ export { runProgram } from './program.mjs'
 export {
   ACTION_DEADLINE_MS,
   actionDeadline,
+  batchResults,
   DeadlineExceeded,
   deadline,
   describeError,
+  errorResult,
   runActions,
+  settle,
+  successResult,
   wellFormed,
   withinDeadline,
 } from './runner.mjs'
-export { modelEntry } from './wire.mjs'
+export { callsOf, Inexpressible, looksOn, scriptsOf, stepKinds, unexpressed, writesAsCaller } from './scenario.mjs'
+export { modelEntry, textOf, wireText } from './wire.mjs'

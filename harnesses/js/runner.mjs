@@ -3,7 +3,7 @@
 // implementation's objects) plus a driver (what each kind of action does on it); runActions runs a
 // scenario's actions in order through the driver under the one per-action deadline.
 import { attemptWrite, jsonable, ScriptError } from './interpreter.mjs'
-import { Inexpressible } from './stdio.mjs'
+import { Inexpressible } from './scenario.mjs'
 
 /** The per-action deadline (conformance.adapters.runner.ACTION_DEADLINE_S). */
 export const ACTION_DEADLINE_MS = 5000
@@ -47,6 +47,32 @@ export function describeError(e) {
     return `${name}: ${e.message}`
   }
   return `${typeof e}: ${String(e)}`
+}
+
+/**
+ * The end of a run, before its trace is taken: one turn of the event loop lets the synchronous
+ * tails of the last notifications land (an implementation may notify without awaiting); a
+ * ScriptError the session collected meanwhile (one the implementation swallowed as a
+ * listener's failure) makes the run `errored`.
+ */
+export async function settle(session) {
+  await new Promise((resolve) => setImmediate(resolve))
+  if (session.scriptErrors.length > 0) throw session.scriptErrors[0]
+}
+
+/** A batch action's answer from its calls' answers: each call's result, or its closed form. */
+export function batchResults(answers) {
+  return { results: answers.map((a) => ('result' in a ? a.result : a)) }
+}
+
+/** A success as the kit's result (trace.schema.json): its value and the text the model got. */
+export function successResult(value, text) {
+  return { isError: false, value: jsonable(value), content: [{ type: 'text', text }] }
+}
+
+/** An error as the kit's result: its message (the text the model got) and, when known, its info. */
+export function errorResult(message, info) {
+  return { isError: true, error: { message, ...(info ? { info } : {}) }, content: [{ type: 'text', text: message }] }
 }
 
 // Each kind of each stage's decisions (SPEC section 2 "Decision"): [required keys, allowed keys].

@@ -19,6 +19,9 @@
 import { createInterface } from 'node:readline'
 
 import { ScriptError } from './interpreter.mjs'
+import { Inexpressible } from './scenario.mjs'
+
+export { Inexpressible } // where harnesses have imported it from; it lives in scenario.mjs
 
 const writeProtocol = process.stdout.write.bind(process.stdout)
 process.stdout.write = process.stderr.write.bind(process.stderr)
@@ -33,9 +36,6 @@ process.on('unhandledRejection', (reason) => {
 process.on('uncaughtException', (error) => {
   process.stderr.write(`harness: uncaught exception: ${error?.stack ?? error}\n`)
 })
-
-/** The scenario (or one of its calls) cannot be said to the implementation: `skipped`. */
-export class Inexpressible extends Error {}
 
 /** Strict JSON: a non-finite number in an answer is a harness bug, never silently null. */
 function strictNumbers(key, value) {

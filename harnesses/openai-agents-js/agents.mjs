@@ -62,8 +62,29 @@ import { Agent, run, setTracingDisabled, tool } from '@openai/agents-core'
 import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents-core/testing'
 import { OpenAIResponsesModel } from '@openai/agents-openai'
 
-import { Binding, decode, describeError, dumps, jsonable, modelEntry, runActions, ScriptError, Session, wellFormed } from '@toolreg/interpreter'
-import { Inexpressible } from '@toolreg/interpreter/stdio'
+import {
+  batchResults,
+  Binding,
+  callsOf,
+  decode,
+  describeError,
+  errorResult,
+  Inexpressible,
+  jsonable,
+  looksOn,
+  modelEntry,
+  runActions,
+  ScriptError,
+  Session,
+  settle,
+  stepKinds,
+  successResult,
+  textOf,
+  unexpressed,
+  wellFormed,
+  wireText,
+  writesAsCaller,
+} from '@toolreg/interpreter'
 
 // the package's exports map has no ./package.json: read it beside this harness's node_modules
 const UPSTREAM = JSON.parse(readFileSync(new URL('./node_modules/@openai/agents/package.json', import.meta.url), 'utf8'))
@@ -160,16 +181,9 @@ function parsed(text) {
   }
 }
 
-function textOf(value) {
-  return typeof value === 'string' ? value : dumps(jsonable(value))
-}
-
-function success(value, text) {
-  return { isError: false, value: jsonable(value), content: [{ type: 'text', text }] }
-}
-
+/** An error result with the text the model got and, when the harness knows it, its code. */
 function failure(text, code) {
-  return { isError: true, error: { message: text, ...(code ? { info: { code } } : {}) }, content: [{ type: 'text', text }] }
+  return errorResult(text, code ? { code } : undefined)
 }
 
 // --------------------------------------------------------------------------- binding
@@ -263,12 +277,12 @@ export class AgentsBinding extends Binding {
   resultJson(result) {
     if (isOutputItem(result)) {
       if (this.itemResult !== undefined) return this.itemResult(result)
-      return success(result.output, sentText(result))
+      return successResult(result.output, sentText(result))
     }
     if (result instanceof GuardrailOutput && this.classify !== undefined) {
       return this.classify(result.callId, result.output, textOf(result.output))
     }
-    if (result instanceof GuardrailOutput) return success(result.output, textOf(result.output))
+    if (result instanceof GuardrailOutput) return successResult(result.output, textOf(result.output))
     return jsonable(result)
   }
 }
@@ -297,64 +311,17 @@ function sentText(item) {
   return textOf(item.output)
 }
 
-/** The JSON text a model sends as a call's arguments (a function call item's only form). */
-function wireText(value) {
-  const check = (v, p) => {
-    if (v === null || typeof v === 'string' || typeof v === 'boolean') return
-    if (typeof v === 'number') {
-      if (!Number.isFinite(v)) throw new Inexpressible(`the arguments at ${p} have no JSON text (${v})`)
-      return
-    }
-    if (Array.isArray(v)) return v.forEach((x, i) => check(x, `${p}[${i}]`))
-    if (typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype && Object.getOwnPropertySymbols(v).length === 0) {
-      return Object.entries(v).forEach(([k, x]) => check(x, `${p}.${k}`))
-    }
-    throw new Inexpressible(`the arguments at ${p} have no JSON text (${typeof v})`)
-  }
-  try {
-    check(value, '$')
-  } catch (e) {
-    if (e instanceof RangeError) throw new Inexpressible('the arguments are nested too deeply or cyclic: no JSON text')
-    throw e
-  }
-  return JSON.stringify(value)
-}
-
 // --------------------------------------------------------------------------- what the SDK cannot express
-
-function scriptsOf(scenario) {
-  const lists = []
-  for (const spec of scenario.tools ?? []) {
-    for (const key of ['execute', 'isConcurrencySafe', 'finalizeContent']) if (Array.isArray(spec[key])) lists.push(spec[key])
-  }
-  for (const key of ['preExecute', 'guards', 'wrappers', 'postExecute', 'observers', 'codeDispatchLog']) {
-    for (const spec of scenario[key] ?? []) if (Array.isArray(spec.steps)) lists.push(spec.steps)
-  }
-  if (scenario.approval?.steps) lists.push(scenario.approval.steps)
-  return lists
-}
-
-function looksOn(spec) {
-  return (spec.steps ?? []).every((step) => Object.keys(step).length === 1 && 'observe' in step)
-}
 
 /** Why the SDK cannot express this scenario, when it cannot. */
 function unsupported(scenario) {
-  const capabilityOf = { wrappers: 'wrappers', codeDispatchLog: 'code-mode' }
-  for (const [key, capability] of Object.entries(capabilityOf)) {
-    if ((scenario[key] ?? []).length > 0) return `${key}: ${MISSING[capability]}`
-  }
-  const calls = (scenario.actions ?? []).flatMap((a) => (a.call ? [a.call] : a.batch ?? []))
-  if (calls.some((c) => c.afterInvoke?.length || c.afterResult?.length)) {
+  const missing = unexpressed(scenario, MISSING)
+  if (missing !== undefined) return missing
+  if (writesAsCaller(scenario)) {
     // as the Python twin (conformance/adapters/openai_agents.py): no caller-side object to write
     return "the caller's afterInvoke/afterResult writes: the caller is the Runner's own loop over the scripted model's function calls"
   }
-  for (const spec of scenario.tools ?? []) {
-    if (spec.registered === false) return MISSING['registry-mutation']
-    if ('finalizeContent' in spec) return `finalizeContent: ${MISSING.finalizer}`
-    if ('isConcurrencySafe' in spec) return `isConcurrencySafe: ${MISSING.classifier}`
-  }
-  const steps = new Set(scriptsOf(scenario).flatMap((s) => s.flatMap((step) => (step && typeof step === 'object' ? Object.keys(step) : []))))
+  const steps = stepKinds(scenario)
   if (steps.has('deferContext') || steps.has('concludeTurn')) return 'no deferred contexts or turn conclusion in the SDK'
   if ((scenario.preExecute ?? []).length > 1) return 'one needsApproval policy per tool: no chain of pre-execute listeners'
   const listeners = ['preExecute', 'guards', 'postExecute', 'observers'].flatMap((k) => scenario[k] ?? [])
@@ -618,7 +585,7 @@ class Run {
   resultOf(item) {
     const callId = item.rawItem.callId
     const text = sentText(item)
-    const name = this.callsOfScenario().find((c) => c.callId === callId)?.name
+    const name = callsOf(this.scenario).find((c) => c.callId === callId)?.name
     const offered = new Set((this.model?.calls[0]?.request?.tools ?? []).map((t) => t.name))
     if (!offered.has(name) && NOT_FOUND.test(text)) return failure(text, 'UNKNOWN_TOOL')
     return this.classify(callId, item.output, text)
@@ -627,11 +594,7 @@ class Run {
   classify(callId, output, text) {
     if (this.closed.has(callId) || this.threw.has(callId)) return failure(text)
     if (this.scenario.timeoutPolicy && TIMED_OUT.test(text)) return failure(text, 'TOOL_TIMEOUT')
-    return success(output, text)
-  }
-
-  callsOfScenario() {
-    return (this.scenario.actions ?? []).flatMap((a) => (a.call ? [a.call] : a.batch ?? []))
+    return successResult(output, text)
   }
 
   /**
@@ -668,13 +631,12 @@ export async function runScenario(scenario) {
   binding.itemResult = (item) => runner.resultOf(item)
   const actions = await runActions(scenario, {
     call: async (call) => (await runner.calls([call], undefined))[0],
-    batch: async (calls, maxParallel) => ({ results: (await runner.calls(calls, maxParallel ?? 4)).map((a) => ('result' in a ? a.result : a)) }),
+    batch: async (calls, maxParallel) => batchResults(await runner.calls(calls, maxParallel ?? 4)),
     schemas: (scope) => runner.schemas(scope ?? null),
     unsupported: (action) => {
       throw new Inexpressible(`action ${JSON.stringify(Object.keys(action))} has no SDK counterpart`)
     },
   })
-  await new Promise((resolve) => setImmediate(resolve))
-  if (session.scriptErrors.length > 0) throw session.scriptErrors[0]
+  await settle(session)
   return { registrations: runner.registrations, actions, events: session.events.slice() }
 }

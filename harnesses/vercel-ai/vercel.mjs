@@ -49,8 +49,25 @@ import { createRequire } from 'node:module'
 import { generateText, InvalidToolInputError, isStepCount, jsonSchema, NoSuchToolError, tool } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 
-import { Binding, decode, describeError, dumps, jsonable, modelEntry, runActions, ScriptError, Session } from '@toolreg/interpreter'
-import { Inexpressible } from '@toolreg/interpreter/stdio'
+import {
+  batchResults,
+  Binding,
+  decode,
+  describeError,
+  errorResult,
+  Inexpressible,
+  jsonable,
+  modelEntry,
+  runActions,
+  ScriptError,
+  Session,
+  settle,
+  successResult,
+  textOf,
+  unexpressed,
+  wireText,
+  writesAsCaller,
+} from '@toolreg/interpreter'
 
 const require = createRequire(import.meta.url)
 const UPSTREAM = JSON.parse(readFileSync(require.resolve('ai/package.json'), 'utf8'))
@@ -100,11 +117,17 @@ const APPROVAL_ANSWERS = {
 
 // --------------------------------------------------------------------------- views
 
-/** What the toolApproval function is handed, under the kit's names: the live parsed tool call. */
+/**
+ * A live parsed tool call under the kit's names, with the context that holds its agent. The
+ * toolApproval function is handed it with the run's runtimeContext; an observer, as the call,
+ * the tool call the SDK's notification carries (onToolExecutionEnd's event.toolCall,
+ * dist:3073, 3089; a step's tool-call part, or a denial part's toolCall, dist:2646-2650,
+ * 6059-6090) with that tool's context (event.toolContext; the step's toolsContext entry).
+ */
 class CallView {
-  constructor(toolCall, runtimeContext) {
+  constructor(toolCall, context) {
     this.toolCall = toolCall
-    this.runtimeContext = runtimeContext
+    this.context = context
   }
   get callId() { return this.toolCall.toolCallId }
   set callId(v) { this.toolCall.toolCallId = v }
@@ -112,8 +135,8 @@ class CallView {
   set name(v) { this.toolCall.toolName = v }
   get arguments() { return this.toolCall.input }
   set arguments(v) { this.toolCall.input = v }
-  get agent() { return this.runtimeContext?.agent ?? null }
-  set agent(v) { if (this.runtimeContext) this.runtimeContext.agent = v }
+  get agent() { return this.context?.agent ?? null }
+  set agent(v) { if (this.context) this.context.agent = v }
 }
 
 /** The body's view: execute(input, options) (dist:5257); the tool's context carries the agent. */
@@ -133,27 +156,6 @@ class BodyView {
   set signal(v) { this.options.abortSignal = v }
   get agent() { return this.options.context?.agent ?? null }
   set agent(v) { if (this.options.context) this.options.context.agent = v }
-}
-
-/**
- * What an observer is handed as the call: the tool call the SDK's notification carries
- * (onToolExecutionEnd's event.toolCall, dist:3073, 3089; a step's tool-call part, or a
- * denial part's toolCall, dist:2646-2650, 6059-6090) and the context holding the agent
- * (event.toolContext; the step's toolsContext entry).
- */
-class ObservedView {
-  constructor(toolCall, context) {
-    this.toolCall = toolCall
-    this.context = context
-  }
-  get callId() { return this.toolCall.toolCallId }
-  set callId(v) { this.toolCall.toolCallId = v }
-  get name() { return this.toolCall.toolName }
-  set name(v) { this.toolCall.toolName = v }
-  get arguments() { return this.toolCall.input }
-  set arguments(v) { this.toolCall.input = v }
-  get agent() { return this.context?.agent ?? null }
-  set agent(v) { if (this.context) this.context.agent = v }
 }
 
 /**
@@ -192,10 +194,6 @@ function errorMessage(error) {
   if (typeof error === 'string') return error
   if (error instanceof Error) return error.toString()
   return JSON.stringify(error)
-}
-
-function textOf(value) {
-  return typeof value === 'string' ? value : dumps(jsonable(value))
 }
 
 // --------------------------------------------------------------------------- binding
@@ -262,12 +260,8 @@ export class VercelBinding extends Binding {
       return denialJson(result.reason)
     }
     if (isToolOutput(result)) {
-      if (result.type === 'tool-result') {
-        return { isError: false, value: jsonable(result.output), content: [{ type: 'text', text: textOf(result.output) }] }
-      }
-      const message = errorMessage(result.error)
-      const info = this.info.get(result)
-      return { isError: true, error: { message, ...(info ? { info } : {}) }, content: [{ type: 'text', text: message }] }
+      if (result.type === 'tool-result') return successResult(result.output, textOf(result.output))
+      return errorResult(errorMessage(result.error), this.info.get(result))
     }
     return jsonable(result)
   }
@@ -283,29 +277,6 @@ function isToolOutput(obj) {
 }
 
 // --------------------------------------------------------------------------- helpers
-
-/** The JSON text a model sends as a tool call's input (LanguageModelV4ToolCall.input: string). */
-function wireText(value, path = '$') {
-  const check = (v, p) => {
-    if (v === null || typeof v === 'string' || typeof v === 'boolean') return
-    if (typeof v === 'number') {
-      if (!Number.isFinite(v)) throw new Inexpressible(`the arguments at ${p} have no JSON text (${v})`)
-      return
-    }
-    if (Array.isArray(v)) return v.forEach((x, i) => check(x, `${p}[${i}]`))
-    if (typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype && Object.getOwnPropertySymbols(v).length === 0) {
-      return Object.entries(v).forEach(([k, x]) => check(x, `${p}.${k}`))
-    }
-    throw new Inexpressible(`the arguments at ${p} have no JSON text (${typeof v})`)
-  }
-  try {
-    check(value, path)
-  } catch (e) {
-    if (e instanceof RangeError) throw new Inexpressible('the arguments are nested too deeply or cyclic: no JSON text')
-    throw e
-  }
-  return JSON.stringify(value)
-}
 
 const USAGE = {
   inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
@@ -338,29 +309,16 @@ const CALLER_WRITES =
   "the caller's afterInvoke/afterResult writes: the caller is the SDK's own loop, reading the " +
   'mock model\'s tool-call parts; this harness has no caller-side object to write after invoking'
 
-/** Every call a scenario's actions make (a call, each of a batch). */
-const callsOf = (scenario) => (scenario.actions ?? []).flatMap((a) => (a.call ? [a.call] : a.batch ?? []))
-
 /**
  * Run one scenario on the SDK and return its trace (trace.schema.json).
  * Throws Inexpressible (skipped) or ScriptError (errored).
  */
 export async function runScenario(scenario) {
-  const capabilityOf = { guards: 'guards', wrappers: 'wrappers', postExecute: 'post-execute', codeDispatchLog: 'code-mode' }
-  for (const [key, capability] of Object.entries(capabilityOf)) {
-    if ((scenario[key] ?? []).length > 0) throw new Inexpressible(`${key}: ${MISSING[capability]}`)
-  }
-  if (callsOf(scenario).some((c) => c.afterInvoke?.length || c.afterResult?.length)) {
-    throw new Inexpressible(CALLER_WRITES)
-  }
+  const why = unexpressed(scenario, MISSING) ?? (writesAsCaller(scenario) ? CALLER_WRITES : undefined)
+  if (why !== undefined) throw new Inexpressible(why)
   const binding = new VercelBinding()
   const session = new Session(scenario, binding)
   const specs = scenario.tools ?? []
-  for (const spec of specs) {
-    if (spec.registered === false) throw new Inexpressible(MISSING['registry-mutation'])
-    if ('finalizeContent' in spec) throw new Inexpressible(`finalizeContent: ${MISSING.finalizer}`)
-    if ('isConcurrencySafe' in spec) throw new Inexpressible(`isConcurrencySafe: ${MISSING.classifier}`)
-  }
   const visible = (scope, agent) => scope === undefined || scope === null || scope === agent
   const pre = (scenario.preExecute ?? []).map((s) => ({ scope: s.scope, run: session.preListener(s) }))
   const observers = (scenario.observers ?? []).map((s) => ({ scope: s.scope, run: session.observer(s) }))
@@ -447,7 +405,7 @@ export async function runScenario(scenario) {
       )
     if (watching.length > 0) {
       // An executed call: onToolExecutionEnd with its live output (dist:3052-3096).
-      options.onToolExecutionEnd = (event) => tell(new ObservedView(event.toolCall, event.toolContext), event.toolOutput)
+      options.onToolExecutionEnd = (event) => tell(new CallView(event.toolCall, event.toolContext), event.toolOutput)
     }
     // A call that did not run: its part in the step content (dist:2619-2728, 6096-6104). The
     // error code of an invalid call is read off its cause here, before anyone sees the part.
@@ -459,7 +417,7 @@ export async function runScenario(scenario) {
         const told = (part.type === 'tool-error' && invalid.has(id)) || (part.type === 'tool-approval-response' && part.approved === false)
         if (!told || watching.length === 0) continue
         const toolCall = part.toolCall ?? step.toolCalls.find((c) => c.toolCallId === id)
-        await tell(new ObservedView(toolCall, step.toolsContext?.[toolCall.toolName] ?? step.runtimeContext), part)
+        await tell(new CallView(toolCall, step.toolsContext?.[toolCall.toolName] ?? step.runtimeContext), part)
       }
     }
     return options
@@ -563,7 +521,7 @@ export async function runScenario(scenario) {
 
   const actions = await runActions(scenario, {
     call: async (call) => (await turn([call]))[0],
-    batch: async (calls, maxParallel) => ({ results: (await turn(calls, maxParallel)).map((a) => ('result' in a ? a.result : a)) }),
+    batch: async (calls, maxParallel) => batchResults(await turn(calls, maxParallel)),
     schemas: (scope) => listSchemas(scope ?? null, common),
     // Every call of a step runs concurrently (executeTools / mapWithConcurrency, dist:6322, 5465).
     executionMode: () => 'parallel',
@@ -571,8 +529,7 @@ export async function runScenario(scenario) {
       throw new Inexpressible(`action ${JSON.stringify(Object.keys(action))}: ${MISSING['registry-mutation']}`)
     },
   })
-  await new Promise((resolve) => setImmediate(resolve))
-  if (session.scriptErrors.length > 0) throw session.scriptErrors[0]
+  await settle(session)
   return {
     registrations: specs.map((s) => ({ key: s.key ?? s.name, ok: true })),
     actions,
@@ -584,8 +541,7 @@ export async function runScenario(scenario) {
 /** A denial's result: the reason of an approval-response part (approved: false, dist:6075-6090)
  * or of an execution-denied output (dist:5739-5748). */
 function denialJson(reason) {
-  const message = reason ?? 'execution denied'
-  return { isError: true, error: { message }, content: [{ type: 'text', text: message }] }
+  return errorResult(reason ?? 'execution denied')
 }
 
 /** A resumed call's result as the SDK returns it: a tool message's tool-result part (dist:5710-5752). */
@@ -594,12 +550,10 @@ function settledOf(part) {
   switch (output.type) {
     case 'text':
     case 'json':
-      return new Settled({ isError: false, value: jsonable(output.value), content: [{ type: 'text', text: textOf(output.value) }] })
+      return new Settled(successResult(output.value, textOf(output.value)))
     case 'error-text':
-    case 'error-json': {
-      const message = textOf(output.value)
-      return new Settled({ isError: true, error: { message }, content: [{ type: 'text', text: message }] })
-    }
+    case 'error-json':
+      return new Settled(errorResult(textOf(output.value)))
     case 'execution-denied':
       return new Settled(denialJson(output.reason))
     default:
