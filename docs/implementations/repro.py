@@ -51,7 +51,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -171,16 +172,39 @@ def run_one(script: Path, root: Path, timeout: float) -> tuple[bool, str, list[s
     return True, f"reproduces ({took:.1f} s)", []
 
 
-def check(directory: Path, root: Path, timeout: float, out: TextIO) -> Outcome:
-    """Run ``directory``'s reproductions, and check that every finding has one."""
+Ran = tuple[bool, str, list[str]]
+
+
+def scripts_of(directory: Path) -> list[Path]:
+    """``directory``'s reproductions (repro/*.py and repro/*.mjs), in order."""
+    repro_dir = directory / "repro"
+    if not repro_dir.is_dir():
+        return []
+    return sorted([*repro_dir.glob("*.py"), *repro_dir.glob("*.mjs")])
+
+
+def run_all(scripts: Sequence[Path], root: Path, timeout: float, jobs: int) -> dict[Path, Ran]:
+    """Every script run (``jobs`` at a time: each is its own process) -> what it did."""
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        done = pool.map(lambda script: run_one(script, root, timeout), scripts)
+        return dict(zip(scripts, done, strict=True))
+
+
+def check(
+    directory: Path,
+    root: Path,
+    timeout: float,
+    out: TextIO,
+    ran: Mapping[Path, Ran] | None = None,
+) -> Outcome:
+    """Check that ``directory``'s reproductions reproduce (each script's run taken from ``ran``
+    when it holds it, else run now), and that every finding has one."""
     outcome = Outcome(directory)
     findings = published(directory)
     strict = (directory / "contract.json").is_file()
-    repro_dir = directory / "repro"
     scripts: dict[str, list[Path]] = {}
-    if repro_dir.is_dir():
-        for script in sorted([*repro_dir.glob("*.py"), *repro_dir.glob("*.mjs")]):
-            scripts.setdefault(script.stem, []).append(script)
+    for script in scripts_of(directory):
+        scripts.setdefault(script.stem, []).append(script)
     rule = "every finding needs a reproduction" if strict else "missing ones not enforced yet"
     print(f"== {directory} ({'contract.json' if strict else 'no contract.json'}: {rule})", file=out)
     for rule_id, found in scripts.items():
@@ -196,7 +220,9 @@ def check(directory: Path, root: Path, timeout: float, out: TextIO) -> Outcome:
             continue
         script = found[0]
         outcome.ran += 1
-        reproduces, line, detail = run_one(script, root, timeout)
+        reproduces, line, detail = (
+            ran[script] if ran is not None and script in ran else run_one(script, root, timeout)
+        )
         what = findings.get(rule_id)
         label = f"the published {what}" if what else "no published finding"
         if reproduces:
@@ -265,9 +291,18 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
         default=ROOT,
         help="the repository root HARNESS paths are relative to (default: this checkout)",
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="reproductions run at a time, each its own process (default: 1)",
+    )
     args = parser.parse_args(argv)
     if args.timeout <= 0:
         parser.error("--timeout must be positive")
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     dirs = [Path(d) for d in args.dirs] or [_shown(d) for d in discover(HERE)]
     for directory in dirs:
         if not (directory / "report.json").is_file():
@@ -276,7 +311,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
                 file=sys.stderr,
             )
             return 2
-    outcomes = [check(directory, args.root, args.timeout, out) for directory in dirs]
+    every = [script for directory in dirs for script in scripts_of(directory)]
+    ran = run_all(every, args.root, args.timeout, args.jobs)
+    outcomes = [check(directory, args.root, args.timeout, out, ran) for directory in dirs]
     failed = [f for o in outcomes for f in o.failed]
     ran = sum(o.ran for o in outcomes)
     print(file=out)

@@ -75,6 +75,29 @@ def test_a_passing_a_failing_and_a_missing_reproduction(tmp_path: Path) -> None:
     assert "impl-1.0 PRE-3" not in summary
 
 
+def test_jobs_run_reproductions_side_by_side_with_the_same_verdicts(tmp_path: Path) -> None:
+    # two scripts that each wait for the other to start: only run side by side do both end
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    waits = (
+        "import os, sys, time\n"
+        f"here = {str(meet)!r}\n"
+        "open(os.path.join(here, os.path.basename(sys.argv[0])), 'w').close()\n"
+        "deadline = time.monotonic() + 20\n"
+        "while len(os.listdir(here)) < 2:\n"
+        "    if time.monotonic() > deadline: sys.exit(3)\n"
+        "    time.sleep(0.01)\n"
+    )
+    directory = published(tmp_path, FINDINGS, {"PRE-3.py": waits, "PIPE-5.py": waits})
+    code, out = run(str(directory), "--jobs", "2", "--timeout", "30")
+    assert code == 0, out
+    assert "ok       PRE-3" in out and "ok       PIPE-5" in out
+    assert out.index("PIPE-5") < out.index("PRE-3")  # reported in the script order, as with one
+    with pytest.raises(SystemExit) as usage:
+        run(str(directory), "--jobs", "0")
+    assert usage.value.code == 2
+
+
 def test_a_directory_named_relative_to_the_current_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
