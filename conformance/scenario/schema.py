@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import jsonschema
+import jsonschema_rs
 from jsonschema.validators import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
@@ -27,6 +28,7 @@ __all__ = [
     "SCHEMA_DIR",
     "FixtureError",
     "calls_of",
+    "conforms",
     "listener_lifecycle",
     "listeners_of",
     "load_json",
@@ -62,7 +64,7 @@ class FixtureError(Exception):
 def _schema_registry() -> Registry[Any]:
     """Every schema under ``fixtures/schema``, so one may ``$ref`` another by file name."""
     resources = []
-    for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
+    for path in _schema_files():
         document = json.loads(path.read_text(encoding="utf-8"))
         Draft202012Validator.check_schema(document)
         resources.append((document["$id"], Resource.from_contents(document, DRAFT202012)))
@@ -82,6 +84,101 @@ def schema(name: str) -> Draft202012Validator:
     return Draft202012Validator(document, registry=_schema_registry())
 
 
+#: Where a ``$ref`` points: (schema file name without ``.schema.json``, JSON pointer).
+_Target = tuple[str, str]
+
+
+def _refs(node: Any) -> Iterator[str]:
+    """Every ``$ref`` under ``node``."""
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                yield value
+            else:
+                yield from _refs(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _refs(item)
+
+
+def _target(ref: str, file: str) -> _Target | None:
+    """Where ``ref`` (written in schema ``file``) points, or None outside fixtures/schema."""
+    where, _, pointer = ref.partition("#")
+    if not where:
+        return file, pointer
+    name = where.rsplit("/", 1)[-1]
+    if not name.endswith(".schema.json") or not (SCHEMA_DIR / name).is_file():
+        return None
+    return name.removesuffix(".schema.json"), pointer
+
+
+def _at(file: str, pointer: str) -> Any:
+    node: Any = json.loads((SCHEMA_DIR / f"{file}.schema.json").read_text(encoding="utf-8"))
+    for part in filter(None, pointer.split("/")):
+        node = node[part.replace("~1", "/").replace("~0", "~")]
+    return node
+
+
+def _bounded(start: _Target) -> bool:
+    """Does the schema at ``start`` reach no reference cycle (and nothing outside
+    fixtures/schema)? Then validating descends at most as deep as the schema is."""
+    path: list[_Target] = []
+    done: set[_Target] = set()
+
+    def visit(node: _Target) -> bool:
+        if node in done:
+            return True
+        if node in path:
+            return False
+        path.append(node)
+        for ref in _refs(_at(*node)):
+            target = _target(ref, node[0])
+            if target is None or not visit(target):
+                return False
+        path.pop()
+        done.add(node)
+        return True
+
+    return visit(start)
+
+
+@cache
+def _fast(name: str) -> Any:
+    """jsonschema-rs's validator of ``name`` (see :func:`schema`), or None when the schema
+    reaches a reference cycle: jsonschema-rs recurses on the native stack, and a cycle lets a
+    deep document overflow it (a crash, not an error). Without one, it descends no deeper
+    than the schema, whatever the document."""
+    file, _, definition = name.partition("#")
+    if not _bounded((file, f"/$defs/{definition}" if definition else "")):
+        return None
+    document = _at(file, "")
+    if definition:
+        document = {"$ref": f"{document['$id']}#/$defs/{definition}"}
+    every = [_at(path.name.removesuffix(".schema.json"), "") for path in _schema_files()]
+    registry = jsonschema_rs.Registry([(d["$id"], d) for d in every])
+    return jsonschema_rs.validator_for(document, registry=registry)
+
+
+def _schema_files() -> list[Path]:
+    return sorted(SCHEMA_DIR.glob("*.schema.json"))
+
+
+def conforms(document: Any, name: str) -> bool:
+    """Is ``document`` valid against schema ``name``? The fast check of every trace and
+    scenario: jsonschema-rs answers "valid" alone; "invalid", an object it cannot read
+    (a Mapping that is no dict, say), or a schema with a reference cycle go to
+    python-jsonschema, which has the last word (and :func:`validate` the message).
+    tests/kit/test_schema_fast.py proves the two agree."""
+    fast = _fast(name)
+    if fast is not None:
+        try:
+            if fast.is_valid(document):
+                return True
+        except (ValueError, TypeError, OverflowError):
+            pass
+    return bool(schema(name).is_valid(document))
+
+
 def _json_path(error: jsonschema.ValidationError) -> str:
     out = "$"
     for part in error.absolute_path:
@@ -91,6 +188,8 @@ def _json_path(error: jsonschema.ValidationError) -> str:
 
 def validate(document: Any, name: str, source: str = "<memory>") -> None:
     """Raise FixtureError for the first (most relevant) schema violation."""
+    if conforms(document, name):
+        return
     errors = list(schema(name).iter_errors(document))
     if errors:
         error = jsonschema.exceptions.best_match(errors)
