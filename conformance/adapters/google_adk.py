@@ -98,6 +98,7 @@ from conformance.adapters.host import (
     failure,
     host_gaps,
     host_run,
+    post_returns,
     register_tools,
     success,
 )
@@ -287,13 +288,11 @@ def _unsupported(scenario: Mapping[str, Any]) -> str | None:
     reason = host_gaps(scenario, GAPS)
     if reason is not None:
         return reason
-    for spec in scenario.get("postExecute", []):
-        for step in spec["steps"]:
-            ret = step.get("return") if isinstance(step, Mapping) else None
-            if isinstance(ret, Mapping) and ret.get("kind") == "accept" and len(ret) > 1:
-                return "an accept with a replacement has no ADK counterpart distinct from block"
-            if isinstance(ret, Mapping) and "additionalContexts" in ret:
-                return "no deferred contexts in ADK"
+    for ret in post_returns(scenario):
+        if ret.get("kind") == "accept" and len(ret) > 1:
+            return "an accept with a replacement has no ADK counterpart distinct from block"
+        if "additionalContexts" in ret:
+            return "no deferred contexts in ADK"
     return None
 
 

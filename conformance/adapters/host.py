@@ -43,6 +43,7 @@ __all__ = [
     "failure",
     "host_gaps",
     "host_run",
+    "post_returns",
     "register_tools",
     "success",
 ]
@@ -107,6 +108,14 @@ def host_gaps(scenario: Mapping[str, Any], gaps: Gaps) -> str | None:
     if gaps.observers_write is not None and not all(map(_looks_on, observers[:-1])):
         return gaps.observers_write
     return None
+
+
+def post_returns(scenario: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The decisions the scenario's post-execute scripts return (a host maps each onto its
+    framework's answer, or skips the scenario for one it has no counterpart for)."""
+    steps = [step for spec in scenario.get("postExecute", []) for step in spec["steps"]]
+    returns = [step.get("return") for step in steps if isinstance(step, Mapping)]
+    return [r for r in returns if isinstance(r, Mapping)]
 
 
 def _looks_on(spec: Mapping[str, Any]) -> bool:

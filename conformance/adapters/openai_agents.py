@@ -133,6 +133,7 @@ from conformance.adapters.host import (
     failure,
     host_gaps,
     host_run,
+    post_returns,
     register_tools,
     success,
 )
@@ -463,14 +464,11 @@ def _unsupported(scenario: Mapping[str, Any]) -> str | None:
     reason = host_gaps(scenario, GAPS)
     if reason is not None:
         return reason
-    for spec in scenario.get("postExecute", []):
-        for step in spec["steps"]:
-            ret = step.get("return") if isinstance(step, Mapping) else None
-            replaces = isinstance(ret, Mapping) and bool({"content", "value"} & set(ret))
-            if replaces and isinstance(ret, Mapping) and ret.get("kind") == "accept":
-                return "an output guardrail cannot replace a result with another success"
-            if isinstance(ret, Mapping) and "additionalContexts" in ret:
-                return "no deferred contexts in the SDK"
+    for ret in post_returns(scenario):
+        if ret.get("kind") == "accept" and {"content", "value"} & set(ret):
+            return "an output guardrail cannot replace a result with another success"
+        if "additionalContexts" in ret:
+            return "no deferred contexts in the SDK"
     return None
 
 
