@@ -88,20 +88,7 @@ from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from conformance.adapters.host import (
-    FrameworkAdapter,
-    Gaps,
-    HostDriver,
-    Observers,
-    RunFailed,
-    TaskController,
-    failure,
-    host_gaps,
-    host_run,
-    post_returns,
-    register_tools,
-    success,
-)
+from conformance.adapters import host
 from conformance.adapters.runner import chain_end, kind_of, run_actions
 from conformance.interpreter.binding import JSON, Binding, jsonable
 from conformance.interpreter.session import Session
@@ -161,7 +148,7 @@ class AdkBinding(Binding):
     """Reads ADK's callback arguments and ``FunctionResponse`` parts."""
 
     def new_controller(self) -> Any:
-        return TaskController()  # the caller's abort cancels the task consuming the run
+        return host.TaskController()  # the caller's abort cancels the task consuming the run
 
     def read(self, obj: Any, key: str | int) -> Any:
         if isinstance(obj, AdkCall):
@@ -265,13 +252,13 @@ def _success(response: Any) -> JSON:
     if isinstance(response, Mapping) and set(response) == {"result"}:
         value = response["result"]  # ADK's wrapping of a non-dict return, _caller.py:63-67
     text = response if isinstance(response, str) else json.dumps(jsonable(response))
-    return success(value, text)
+    return host.success(value, text)
 
 
 # --------------------------------------------------------------------------- adapter
 
 
-GAPS = Gaps(
+GAPS = host.Gaps(
     contexts="no deferred contexts or turn conclusion in ADK",
     pre_chain="one check_require_confirmation per tool: no chain of pre-execute listeners",
     scoped="before/after_tool_callback are set per agent, but a scenario's agents share "
@@ -285,10 +272,10 @@ GAPS = Gaps(
 
 def _unsupported(scenario: Mapping[str, Any]) -> str | None:
     """Why ADK (or this adapter) cannot express this scenario, when it cannot."""
-    reason = host_gaps(scenario, GAPS)
+    reason = host.gap(scenario, GAPS)
     if reason is not None:
         return reason
-    for ret in post_returns(scenario):
+    for ret in host.post_returns(scenario):
         if ret.get("kind") == "accept" and len(ret) > 1:
             return "an accept with a replacement has no ADK counterpart distinct from block"
         if "additionalContexts" in ret:
@@ -296,7 +283,7 @@ def _unsupported(scenario: Mapping[str, Any]) -> str | None:
     return None
 
 
-class _Run(HostDriver):
+class _Run(host.HostDriver):
     """One scenario: the ADK objects built from it and each call's outcome; each call or
     batch action is one model turn of one run (:meth:`turn`)."""
 
@@ -307,12 +294,12 @@ class _Run(HostDriver):
         self.session = session
         self.closed: set[str] = set()  # call ids answered by an adapter callback's error
         self.failed: dict[str, str] = {}  # call id -> why its confirmation got no answer
-        built, self.registrations = register_tools(scenario, self._tool)
+        built, self.registrations = host.register_tools(scenario, self._tool)
         # (tool, the agent it is scoped to)
         self.tools = [(tool, spec.get("scope")) for spec, tool in built]
         self.before = [self._guard(g) for g in scenario.get("guards", [])]
         self.after = [self._post(p) for p in scenario.get("postExecute", [])]
-        self.observers = Observers(session)
+        self.observers = host.Observers(session)
 
     def _tool(self, spec: Mapping[str, Any]) -> BaseTool:
         body = self.session.tool_body(spec)
@@ -444,10 +431,10 @@ class _Run(HostDriver):
         message = types.Content(role="user", parts=[types.Part.from_text(text="go")])
         pending: list[str] = []
         while True:
-            consume = self._consume(runner, adk_session.id, message, outputs, asked)
+            events = self._consume(runner, adk_session.id, message, outputs, asked)
             try:
-                await host_run(consume, controllers)
-            except RunFailed as failed:
+                await host.consume(events, controllers)
+            except host.RunFailed as failed:
                 return [failed.answer for _ in calls]
             if not asked:
                 break
@@ -531,9 +518,9 @@ class _Run(HostDriver):
         body = response.response
         error = body.get("error") if isinstance(body, Mapping) else None
         if isinstance(error, str) and str(response.id) in self.closed:
-            return failure(error)
+            return host.failure(error)
         if isinstance(error, str) and error.startswith(_UNKNOWN_PREFIX) and len(body or {}) == 1:
-            return failure(error, "UNKNOWN_TOOL")
+            return host.failure(error, "UNKNOWN_TOOL")
         return _success(body)
 
     async def schemas(self, agent_name: str | None) -> list[Any]:
@@ -572,7 +559,7 @@ def _model(first: list[types.Content]) -> MockModel:
     return MockModel(responses=[LlmResponse(content=c) for c in [*first, done]], requests=[])
 
 
-class GoogleAdkAdapter(FrameworkAdapter):
+class GoogleAdkAdapter(host.FrameworkAdapter):
     dist = DIST
     capabilities = CAPABILITIES
     missing = MISSING

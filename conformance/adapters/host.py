@@ -6,11 +6,11 @@ The pieces each framework adapter had its own copy of:
 
 * :class:`FrameworkAdapter`: ``describe()`` and ``run()`` (the scenario gating, then one
   event loop per scenario);
-* :func:`host_gaps`: the scenarios a host cannot map onto its framework, each skipped
+* :func:`gap`: the scenarios a host cannot map onto its framework, each skipped
   with a reason in the framework's own words (:class:`Gaps`);
 * :func:`register_tools`: each registered tool built, and its registration's answer;
 * :class:`HostDriver`: a ``call`` or ``batch`` action is one model turn of one run;
-* :class:`TaskController` and :func:`host_run`: the caller's abort cancels the task that
+* :class:`TaskController` and :func:`consume`: the caller's abort cancels the task that
   consumes the run; a run that raised or was cancelled answers each of its calls;
 * :class:`Observers`: the host's own loop handing one per-result notification to each
   of the scenario's observers in turn;
@@ -40,9 +40,9 @@ __all__ = [
     "Observers",
     "RunFailed",
     "TaskController",
+    "consume",
     "failure",
-    "host_gaps",
-    "host_run",
+    "gap",
     "post_returns",
     "register_tools",
     "success",
@@ -87,7 +87,7 @@ class Gaps:
     observers_write: str | None = None
 
 
-def host_gaps(scenario: Mapping[str, Any], gaps: Gaps) -> str | None:
+def gap(scenario: Mapping[str, Any], gaps: Gaps) -> str | None:
     """The first of ``gaps`` this scenario falls into (its reason to skip), or None."""
     steps = {k for script in scripts_of(scenario) for step in script for k in step}
     if steps & {"deferContext", "concludeTurn"}:
@@ -188,7 +188,7 @@ def register_tools(
 class HostDriver(Driver):
     """A driver whose ``call`` and ``batch`` actions are each one model turn with those
     calls, one run of the framework (:meth:`turn`); any exception of the run that is no
-    deadline leaves the scenario (the run's own failures are answered by :func:`host_run`).
+    deadline leaves the scenario (the run's own failures are answered by :func:`consume`).
     """
 
     answers_raises = False
@@ -227,7 +227,7 @@ class TaskSignal:
 
 
 class TaskController:
-    """The caller's abort: cancels the task consuming the framework's run (:func:`host_run`).
+    """The caller's abort: cancels the task consuming the framework's run (:func:`consume`).
 
     ``cancel_once``: a host that answers a cancel by cleaning up (draining a stream) is
     cancelled once, not again while it does."""
@@ -255,7 +255,7 @@ class RunFailed(Exception):
         self.answer = answer
 
 
-async def host_run(run: Awaitable[T], controllers: list[TaskController]) -> T:
+async def consume(run: Awaitable[T], controllers: list[TaskController]) -> T:
     """Consume one framework run as a task the calls' controllers cancel (at once, for a
     call aborted before the run). A run cancelled or raising -> :class:`RunFailed`; a
     skip leaves the scenario."""

@@ -93,19 +93,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from conformance.adapters.host import (
-    FrameworkAdapter,
-    Gaps,
-    HostDriver,
-    Observers,
-    RunFailed,
-    TaskController,
-    failure,
-    host_gaps,
-    host_run,
-    register_tools,
-    success,
-)
+from conformance.adapters import host
 from conformance.adapters.runner import chain_end, kind_of, run_actions
 from conformance.interpreter.binding import ABSENT, JSON, Binding, jsonable
 from conformance.interpreter.session import Session
@@ -172,7 +160,7 @@ class LangGraphBinding(Binding):
     agent_name: str | None = None
 
     def new_controller(self) -> Any:
-        return TaskController()  # the caller's abort cancels the task consuming the stream
+        return host.TaskController()  # the caller's abort cancels the task consuming the stream
 
     def read(self, obj: Any, key: str | int) -> Any:
         if isinstance(obj, ToolCallRequest):
@@ -253,12 +241,12 @@ def result_of(message: ToolMessage) -> JSON:
     text = message.content if isinstance(message.content, str) else json.dumps(message.content)
     if message.status == "error":
         unknown = text.startswith("Error: ") and _NOT_VALID in text
-        return failure(text, "UNKNOWN_TOOL" if unknown else None)
+        return host.failure(text, "UNKNOWN_TOOL" if unknown else None)
     try:
         value: Any = json.loads(text)
     except ValueError:
         value = text
-    return success(value, text)
+    return host.success(value, text)
 
 
 # --------------------------------------------------------------------------- adapter
@@ -278,7 +266,7 @@ def _now(coro: Coroutine[Any, Any, Any]) -> Any:
     raise _Awaits("the pre-execute script awaits; HITL's `when` predicate is synchronous")
 
 
-GAPS = Gaps(
+GAPS = host.Gaps(
     contexts="no deferred contexts or turn conclusion",
     caller_writes="the caller's afterInvoke/afterResult writes: the caller is the agent's own "
     "stream loop, which this adapter does not interrupt to write (the doctor's caller-writes)",
@@ -316,7 +304,7 @@ class _Guard(AgentMiddleware[Any, Any, Any]):
         return reason  # not a ToolMessage: ToolNode decides what it means
 
 
-class _Run(HostDriver):
+class _Run(host.HostDriver):
     """One scenario: the agent built from it; each call or batch action is one agent run
     (:meth:`turn`)."""
 
@@ -325,9 +313,9 @@ class _Run(HostDriver):
         self.session = session
         self.binding: LangGraphBinding = session.binding  # type: ignore[assignment]
         self.denials: dict[str, str] = {}
-        built, self.registrations = register_tools(scenario, self._tool)
+        built, self.registrations = host.register_tools(scenario, self._tool)
         self.tools = [tool for _, tool in built]
-        self.observers = Observers(session)
+        self.observers = host.Observers(session)
         self.middleware = self._middleware()
         self.models: dict[str | None, ScriptedModel] = {}
         self.agents: dict[str | None, Any] = {}
@@ -417,8 +405,8 @@ class _Run(HostDriver):
         while True:
             stream = self._stream(agent, run_input, config, by_id, answers)
             try:
-                interrupts = await host_run(stream, controllers)
-            except RunFailed as failed:
+                interrupts = await host.consume(stream, controllers)
+            except host.RunFailed as failed:
                 return [failed.answer for _ in calls]
             if not interrupts:
                 break
@@ -484,13 +472,13 @@ class _Run(HostDriver):
         return [model_entry(convert_to_openai_tool(t)["function"]) for t in self.tools]
 
 
-class LangGraphAdapter(FrameworkAdapter):
+class LangGraphAdapter(host.FrameworkAdapter):
     dist = DIST
     capabilities = CAPABILITIES
     missing = MISSING
 
     def unsupported(self, scenario: Mapping[str, Any]) -> str | None:
-        return host_gaps(scenario, GAPS)
+        return host.gap(scenario, GAPS)
 
     async def run_async(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
         session = Session(scenario, LangGraphBinding())

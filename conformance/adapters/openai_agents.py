@@ -123,20 +123,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
 from openai.types.responses import ResponseFunctionToolCall
 
-from conformance.adapters.host import (
-    FrameworkAdapter,
-    Gaps,
-    HostDriver,
-    Observers,
-    RunFailed,
-    TaskController,
-    failure,
-    host_gaps,
-    host_run,
-    post_returns,
-    register_tools,
-    success,
-)
+from conformance.adapters import host
 from conformance.adapters.runner import chain_end, kind_of, run_actions
 from conformance.interpreter.binding import ABSENT, JSON, Binding, decode, jsonable
 from conformance.interpreter.session import Session
@@ -183,7 +170,7 @@ _TIMED_OUT = re.compile(r"^Tool '.*' timed out after .* seconds\.$", re.S)  # to
 # --------------------------------------------------------------------------- binding
 
 
-class _Controller(TaskController):
+class _Controller(host.TaskController):
     """The caller's abort: cancels the task consuming the streamed run, once (the host then
     cancels the run and drains its stream)."""
 
@@ -374,11 +361,11 @@ class AgentsBinding(Binding):
         if isinstance(result, ToolCallOutputItem):
             if self.item_result is not None:
                 return self.item_result(result)
-            return success(result.output, _sent_output(result))
+            return host.success(result.output, _sent_output(result))
         call_id = _CALL.get()
         if self.classify is not None and call_id is not None:
             return self.classify(call_id, result, _model_text(result))
-        return success(result, _model_text(result))
+        return host.success(result, _model_text(result))
 
 
 def _sent_text(arguments: Any) -> str:
@@ -444,7 +431,7 @@ def _model_text(output: Any) -> str:
 # --------------------------------------------------------------------------- adapter
 
 
-GAPS = Gaps(
+GAPS = host.Gaps(
     contexts="no deferred contexts or turn conclusion in the SDK",
     caller_writes="the caller's afterInvoke/afterResult writes: the caller is the Runner's "
     "own loop, which this adapter does not interrupt to write (the doctor's caller-writes)",
@@ -461,10 +448,10 @@ GAPS = Gaps(
 
 def _unsupported(scenario: Mapping[str, Any]) -> str | None:
     """Why the SDK cannot express this scenario, when it cannot."""
-    reason = host_gaps(scenario, GAPS)
+    reason = host.gap(scenario, GAPS)
     if reason is not None:
         return reason
-    for ret in post_returns(scenario):
+    for ret in host.post_returns(scenario):
         if ret.get("kind") == "accept" and {"content", "value"} & set(ret):
             return "an output guardrail cannot replace a result with another success"
         if "additionalContexts" in ret:
@@ -472,7 +459,7 @@ def _unsupported(scenario: Mapping[str, Any]) -> str | None:
     return None
 
 
-class _Run(HostDriver):
+class _Run(host.HostDriver):
     """One scenario: the SDK objects built from it and the outcome of each call; each call
     or batch action is one streamed run (:meth:`turn`)."""
 
@@ -487,9 +474,9 @@ class _Run(HostDriver):
         self.agents: dict[str, str | None] = {}  # call id -> the calling agent
         specs = [t for t in scenario.get("tools", []) if t.get("registered", True)]
         scoped = {(t["name"], t["scope"]) for t in specs if t.get("scope") is not None}
-        built, self.registrations = register_tools(scenario, lambda s: self._tool(s, scoped))
+        built, self.registrations = host.register_tools(scenario, lambda s: self._tool(s, scoped))
         self.tools = [tool for _, tool in built]
-        self.observers = Observers(session)
+        self.observers = host.Observers(session)
         self.called: dict[str, ResponseFunctionToolCall] = {}  # call id -> tool_called's item
         self.model: ScriptedModel | None = None  # the current action's model
 
@@ -621,8 +608,8 @@ class _Run(HostDriver):
             outputs: dict[str, ToolCallOutputItem] = {}
             stream = self._stream(agent, run_input, config, outputs)
             try:
-                result = await host_run(stream, controllers)
-            except RunFailed as failed:
+                result = await host.consume(stream, controllers)
+            except host.RunFailed as failed:
                 return [failed.answer for _ in calls]
             for call_id, output in outputs.items():
                 answers[call_id] = {"result": self.result_of(output)}
@@ -703,16 +690,16 @@ class _Run(HostDriver):
         calls = self.model.calls if self.model is not None else []
         offered = {getattr(t, "name", "") for t in calls[0].tools} if calls else set()
         if name not in offered and _NOT_FOUND.match(text):
-            return failure(text, "UNKNOWN_TOOL")
+            return host.failure(text, "UNKNOWN_TOOL")
         return self.classify(call_id, item.output, text)
 
     def classify(self, call_id: str, output: Any, text: str) -> JSON:
         """A function tool's output as the kit's result (the same for caller and observers)."""
         if self.closed.get(call_id) == "denied":
-            return failure(text)
+            return host.failure(text)
         if self.scenario.get("timeoutPolicy") and _TIMED_OUT.match(text):
-            return failure(text, "TOOL_TIMEOUT")
-        return success(output, text)
+            return host.failure(text, "TOOL_TIMEOUT")
+        return host.success(output, text)
 
     def _calls(self) -> list[Mapping[str, Any]]:
         return [
@@ -732,7 +719,7 @@ class _Run(HostDriver):
         return [model_entry(entry) for entry in Converter.convert_tools(tools, []).tools]
 
 
-class OpenAIAgentsAdapter(FrameworkAdapter):
+class OpenAIAgentsAdapter(host.FrameworkAdapter):
     dist = DIST
     capabilities = CAPABILITIES
     missing = MISSING

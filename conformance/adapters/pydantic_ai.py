@@ -153,7 +153,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 
-from conformance.adapters.host import FrameworkAdapter, Gaps, host_gaps
+from conformance.adapters.host import FrameworkAdapter, Gaps, gap
 from conformance.adapters.runner import Driver, chain_end, kind_of, run_actions, well_formed
 from conformance.interpreter.session import JSON, Binding, Session, canonical_json, decode, jsonable
 from conformance.seam.adapter import ScenarioSkipped, requirements
@@ -511,7 +511,7 @@ class PydanticAIAdapter(FrameworkAdapter):
         self.notes = [f"approval flavour: {flavour}"]
 
     def unsupported(self, scenario: Mapping[str, Any]) -> str | None:
-        reason = host_gaps(scenario, GAPS)
+        reason = gap(scenario, GAPS)
         if reason is not None:
             return reason
         lacking = sorted((set(requirements(scenario)) | _stage_needs(scenario)) - CAPABILITIES)
