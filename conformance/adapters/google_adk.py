@@ -73,9 +73,7 @@ response the adapter's own callback produced (a guard's reason, a ``block``) is
 
 from __future__ import annotations
 
-import asyncio
 import copy
-import importlib.metadata
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -90,16 +88,15 @@ from google.adk.tools.base_toolset import BaseToolset
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from conformance.adapters.reference import attempt_write
+from conformance.adapters import host
+from conformance.adapters.runner import chain_end, kind_of, run_actions
 from conformance.interpreter.binding import JSON, Binding, jsonable
 from conformance.interpreter.session import Session
-from conformance.scenario.schema import scripts_of
-from conformance.seam.adapter import AdapterInfo, ScenarioSkipped
+from conformance.seam.adapter import ScenarioSkipped
 from conformance.seam.wire import model_entry
 
 __all__ = ["AdkBinding", "GoogleAdkAdapter", "make_adapter"]
 
-ACTION_DEADLINE_S = 5.0
 DIST = "google-adk"
 NO_AGENT = "toolreg_no_agent"
 APP = "toolreg"
@@ -120,7 +117,6 @@ MISSING: dict[str, str] = {
     "nested-calls": "a tool cannot run a call through the same pipeline (AgentTool starts "
     "a new run)",
 }
-CLOSED_FORMS = frozenset({"error-result", "raised", "interrupted"})
 _UNKNOWN_PREFIX = "Invoking `"  # _error_handler.py:94
 REQUEST_CONFIRMATION = "adk_request_confirmation"  # the host's question, _functions.py:226-235
 
@@ -152,7 +148,7 @@ class AdkBinding(Binding):
     """Reads ADK's callback arguments and ``FunctionResponse`` parts."""
 
     def new_controller(self) -> Any:
-        return _Controller()
+        return host.TaskController()  # the caller's abort cancels the task consuming the run
 
     def read(self, obj: Any, key: str | int) -> Any:
         if isinstance(obj, AdkCall):
@@ -237,29 +233,6 @@ class AdkBinding(Binding):
         return _success(result)
 
 
-class _Signal:
-    def __init__(self) -> None:
-        self.aborted = False
-        self._event = asyncio.Event()
-
-    async def wait(self) -> None:
-        await self._event.wait()
-
-
-class _Controller:
-    """The caller's abort: cancels the task consuming the run's events."""
-
-    def __init__(self) -> None:
-        self.signal = _Signal()
-        self.task: asyncio.Task[Any] | None = None
-
-    def abort(self, reason: str) -> None:
-        self.signal.aborted = True
-        self.signal._event.set()
-        if self.task is not None and not self.task.done():
-            self.task.cancel(reason)
-
-
 _ASKED = {"callId": "id", "name": "name", "arguments": "args"}
 
 
@@ -279,83 +252,54 @@ def _success(response: Any) -> JSON:
     if isinstance(response, Mapping) and set(response) == {"result"}:
         value = response["result"]  # ADK's wrapping of a non-dict return, _caller.py:63-67
     text = response if isinstance(response, str) else json.dumps(jsonable(response))
-    return {"isError": False, "value": jsonable(value), "content": [{"type": "text", "text": text}]}
-
-
-def _failure(text: str, code: str | None = None) -> JSON:
-    error: dict[str, Any] = {"message": text}
-    if code is not None:
-        error["info"] = {"code": code}
-    return {"isError": True, "error": error, "content": [{"type": "text", "text": text}]}
+    return host.success(value, text)
 
 
 # --------------------------------------------------------------------------- adapter
 
 
+GAPS = host.Gaps(
+    contexts="no deferred contexts or turn conclusion in ADK",
+    pre_chain="one check_require_confirmation per tool: no chain of pre-execute listeners",
+    scoped="before/after_tool_callback are set per agent, but a scenario's agents share "
+    "one set of callbacks here: scoped callbacks are not mapped",
+    observer_raises="an observer is the host's own loop over the run's FunctionResponse "
+    "events: ADK never calls it, so whether a raising one is contained is the host's code",
+    observers_write="several observers are the host's own loop over one event: what one "
+    "observer's write does to a later one is the host's, not ADK's",
+)
+
+
 def _unsupported(scenario: Mapping[str, Any]) -> str | None:
     """Why ADK (or this adapter) cannot express this scenario, when it cannot."""
-    steps = {k for script in scripts_of(scenario) for step in script for k in step}
-    if steps & {"deferContext", "concludeTurn"}:
-        return "no deferred contexts or turn conclusion in ADK"
-    if len(scenario.get("preExecute", [])) > 1:
-        return "one check_require_confirmation per tool: no chain of pre-execute listeners"
-    listeners = [
-        e for k in ("preExecute", "guards", "postExecute", "observers") for e in scenario.get(k, [])
-    ]
-    if any(e.get("scope") is not None for e in listeners):
-        return (
-            "before/after_tool_callback are set per agent, but a scenario's agents share "
-            "one set of callbacks here: scoped callbacks are not mapped"
-        )
-    observers = scenario.get("observers", [])
-    if any("throw" in step for o in observers for step in o.get("steps", [])):
-        return (
-            "an observer is the host's own loop over the run's FunctionResponse events: "
-            "ADK never calls it, so whether a raising one is contained is the host's code"
-        )
-    if any(not all(set(s) == {"observe"} for s in o.get("steps", [])) for o in observers[:-1]):
-        return (
-            "several observers are the host's own loop over one event: what one observer's "
-            "write does to a later one is the host's, not ADK's"
-        )
-    for spec in scenario.get("postExecute", []):
-        for step in spec["steps"]:
-            ret = step.get("return") if isinstance(step, Mapping) else None
-            if isinstance(ret, Mapping) and ret.get("kind") == "accept" and len(ret) > 1:
-                return "an accept with a replacement has no ADK counterpart distinct from block"
-            if isinstance(ret, Mapping) and "additionalContexts" in ret:
-                return "no deferred contexts in ADK"
+    reason = host.gap(scenario, GAPS)
+    if reason is not None:
+        return reason
+    for ret in host.post_returns(scenario):
+        if ret.get("kind") == "accept" and len(ret) > 1:
+            return "an accept with a replacement has no ADK counterpart distinct from block"
+        if "additionalContexts" in ret:
+            return "no deferred contexts in ADK"
     return None
 
 
-# ===================================== action-loop glue (to be ported onto the shared runner)
+class _Run(host.HostDriver):
+    """One scenario: the ADK objects built from it and each call's outcome; each call or
+    batch action is one model turn of one run (:meth:`turn`)."""
 
-
-class _Run:
-    """One scenario: the ADK objects built from it and each call's outcome."""
+    framework = "ADK"
 
     def __init__(self, scenario: Mapping[str, Any], session: Session) -> None:
         self.scenario = scenario
         self.session = session
         self.closed: set[str] = set()  # call ids answered by an adapter callback's error
         self.failed: dict[str, str] = {}  # call id -> why its confirmation got no answer
-        self.registrations: list[dict[str, Any]] = []
-        self.tools: list[tuple[BaseTool, str | None]] = []  # (tool, the agent it is scoped to)
-        for spec in scenario.get("tools", []):
-            if not spec.get("registered", True):
-                continue
-            try:
-                self.tools.append((self._tool(spec), spec.get("scope")))
-                self.registrations.append({"key": spec.get("key", spec["name"]), "ok": True})
-            except ScenarioSkipped:
-                raise
-            except Exception as e:
-                self.registrations.append(
-                    {"key": spec.get("key", spec["name"]), "ok": False, "error": str(e)}
-                )
+        built, self.registrations = host.register_tools(scenario, self._tool)
+        # (tool, the agent it is scoped to)
+        self.tools = [(tool, spec.get("scope")) for spec, tool in built]
         self.before = [self._guard(g) for g in scenario.get("guards", [])]
         self.after = [self._post(p) for p in scenario.get("postExecute", [])]
-        self.observers = [session.observer(o) for o in scenario.get("observers", [])]
+        self.observers = host.Observers(session)
 
     def _tool(self, spec: Mapping[str, Any]) -> BaseTool:
         body = self.session.tool_body(spec)
@@ -395,18 +339,16 @@ class _Run:
         if not specs:
             return _no_confirmation
         listener = self.session.pre_listener(specs[0])
+        next_ = chain_end(self.session.binding, "pre-execute")
 
         async def check_require_confirmation(call: AdkCall) -> Any:
-            async def next_() -> Any:
-                return self.session.binding.pre_decision({"kind": "allow"})
-
             decision = await listener(call, next_)
-            kind = decision.get("kind") if isinstance(decision, Mapping) else None
-            if kind == "allow" and set(decision) == {"kind"}:
+            kind = kind_of(decision, "pre-execute")
+            if kind == "allow":
                 return False
-            if kind == "ask" and set(decision) <= {"kind", "reason"}:
+            if kind == "ask":
                 return True
-            if kind == "deny" and isinstance(decision.get("reason"), str):
+            if kind == "deny":
                 raise ScenarioSkipped(
                     "check_require_confirmation only answers whether to ask: ADK has no "
                     "pre-execute denial (a before_tool_callback's answer is mapped as a guard)"
@@ -431,19 +373,17 @@ class _Run:
 
     def _post(self, spec: Mapping[str, Any]) -> Callable[..., Any]:
         listener = self.session.post_listener(spec)
+        next_ = chain_end(self.session.binding, "post-execute")
 
         async def after_tool(
             tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, tool_response: Any
         ) -> Any:
-            async def next_() -> Any:
-                return self.session.binding.post_decision({"kind": "accept"})
-
             call = AdkCall(tool, args, tool_context)
             decision = await listener(call, tool_response, next_)
-            kind = decision.get("kind") if isinstance(decision, Mapping) else None
+            kind = kind_of(decision, "post-execute")
             if kind == "accept" and set(decision) == {"kind"}:
                 return None
-            if kind == "block" and isinstance(decision.get("feedback"), str):
+            if kind == "block" and isinstance(decision["feedback"], str):
                 self.closed.add(str(tool_context.function_call_id))
                 return {"error": decision["feedback"]}
             return decision  # not a callback answer ADK documents: ADK decides
@@ -467,8 +407,9 @@ class _Run:
             t for t, scope in self.tools if scope == agent or (scope is None and t.name not in own)
         ]
 
-    async def calls(self, calls: list[Mapping[str, Any]]) -> list[JSON]:
-        """One model turn with these calls; one answer per call."""
+    async def turn(self, calls: list[Mapping[str, Any]], max_parallel: int | None) -> list[JSON]:
+        """One model turn with these calls; one answer per call. ``maxParallel`` has no
+        counterpart: ADK runs a turn's function calls as it does."""
         agents = {c.get("agent") for c in calls}
         if len(agents) > 1:
             raise ScenarioSkipped("one model turn belongs to one agent; the batch mixes agents")
@@ -490,20 +431,11 @@ class _Run:
         message = types.Content(role="user", parts=[types.Part.from_text(text="go")])
         pending: list[str] = []
         while True:
-            consume = self._consume(runner, adk_session.id, message, outputs, asked)
-            task = asyncio.ensure_future(consume)
-            for controller in controllers:
-                controller.task = task
-                if controller.signal.aborted:
-                    task.cancel("aborted before the run")
+            events = self._consume(runner, adk_session.id, message, outputs, asked)
             try:
-                await task
-            except asyncio.CancelledError:
-                return [{"raised": "CancelledError: the run was cancelled"} for _ in calls]
-            except ScenarioSkipped:
-                raise
-            except Exception as e:
-                return [{"raised": f"{type(e).__name__}: {e}"} for _ in calls]
+                await host.consume(events, controllers)
+            except host.RunFailed as failed:
+                return [failed.answer for _ in calls]
             if not asked:
                 break
             answers, pending = await self._decide(asked)
@@ -543,8 +475,7 @@ class _Run:
                     continue
                 outputs[str(response.id)] = self.classify(response)
                 view = AdkResult(response, event.author)
-                for observer in self.observers:
-                    await observer(view, view)
+                await self.observers(view, view)
             for fc in event.get_function_calls():
                 if fc.name == REQUEST_CONFIRMATION and isinstance(fc.args, dict):
                     original = fc.args.get("originalFunctionCall")
@@ -587,9 +518,9 @@ class _Run:
         body = response.response
         error = body.get("error") if isinstance(body, Mapping) else None
         if isinstance(error, str) and str(response.id) in self.closed:
-            return _failure(error)
+            return host.failure(error)
         if isinstance(error, str) and error.startswith(_UNKNOWN_PREFIX) and len(body or {}) == 1:
-            return _failure(error, "UNKNOWN_TOOL")
+            return host.failure(error, "UNKNOWN_TOOL")
         return _success(body)
 
     async def schemas(self, agent_name: str | None) -> list[Any]:
@@ -628,56 +559,20 @@ def _model(first: list[types.Content]) -> MockModel:
     return MockModel(responses=[LlmResponse(content=c) for c in [*first, done]], requests=[])
 
 
-class GoogleAdkAdapter:
-    def __init__(self) -> None:
-        self._info = AdapterInfo(
-            name=DIST,
-            version=importlib.metadata.version(DIST),
-            language="python",
-            capabilities=CAPABILITIES,
-            missing=MISSING,
-            closed_forms=CLOSED_FORMS,
-        )
+class GoogleAdkAdapter(host.FrameworkAdapter):
+    dist = DIST
+    capabilities = CAPABILITIES
+    missing = MISSING
 
-    def describe(self) -> AdapterInfo:
-        return self._info
+    def unsupported(self, scenario: Mapping[str, Any]) -> str | None:
+        return _unsupported(scenario)
 
-    def run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
-        reason = _unsupported(scenario)
-        if reason is not None:
-            raise ScenarioSkipped(reason)
-        return asyncio.run(self._run(scenario))
-
-    async def _run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
+    async def run_async(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
         binding = AdkBinding()
         session = Session(scenario, binding)
         run = _Run(scenario, session)
         binding.classify = run.classify
-        answers: list[JSON] = []
-        for action in scenario.get("actions", []):
-            try:
-                if "call" in action:
-                    (answer,) = await asyncio.wait_for(
-                        run.calls([action["call"]]), ACTION_DEADLINE_S
-                    )
-                    answers.append(answer)
-                elif "batch" in action:
-                    results = await asyncio.wait_for(
-                        run.calls(list(action["batch"])), ACTION_DEADLINE_S
-                    )
-                    answers.append({"results": [r.get("result", r) for r in results]})
-                elif "schemas" in action:
-                    scope = action["schemas"].get("scope")
-                    listed = await run.schemas(scope)
-                    listing: dict[str, Any] = {"schemas": jsonable(listed)}
-                    if "mutate" in action:
-                        attempt_write(listed, action["mutate"])
-                        listing["after"] = jsonable(await run.schemas(scope))
-                    answers.append(listing)
-                else:
-                    raise ScenarioSkipped(f"action {sorted(action)} has no ADK counterpart")
-            except TimeoutError:
-                answers.append({"raised": f"deadline of {ACTION_DEADLINE_S:g} s exceeded"})
+        answers = await run_actions(scenario, run)
         return {"registrations": run.registrations, "actions": answers, "events": session.events}
 
 

@@ -76,9 +76,7 @@ default error handler re-raises everything but argument-validation errors,
 
 from __future__ import annotations
 
-import asyncio
 import copy
-import importlib.metadata
 import json
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
@@ -95,16 +93,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from conformance.adapters.reference import attempt_write
+from conformance.adapters import host
+from conformance.adapters.runner import chain_end, kind_of, run_actions
 from conformance.interpreter.binding import ABSENT, JSON, Binding, jsonable
 from conformance.interpreter.session import Session
-from conformance.scenario.schema import calls_of, scripts_of
-from conformance.seam.adapter import AdapterInfo, ScenarioSkipped
+from conformance.seam.adapter import ScenarioSkipped
 from conformance.seam.wire import model_entry
 
 __all__ = ["LangGraphAdapter", "LangGraphBinding", "ScriptedModel", "make_adapter"]
 
-ACTION_DEADLINE_S = 5.0
 DIST = "langgraph"
 
 CAPABILITIES = frozenset({"approval", "pre-execute", "guards", "observers", "scheduler"})
@@ -125,7 +122,6 @@ MISSING: dict[str, str] = {
     "scopes": "not mapped by this adapter yet: one create_agent graph has one tool list; "
     "per-agent tools are separate graphs",
 }
-CLOSED_FORMS = frozenset({"error-result", "raised", "interrupted"})
 _NOT_VALID = "is not a valid tool, try one of"  # LG/prebuilt/tool_node.py:122-124
 
 
@@ -138,29 +134,6 @@ class ScriptedModel(GenericFakeChatModel):
 
 
 # --------------------------------------------------------------------------- binding
-
-
-class _Signal:
-    def __init__(self) -> None:
-        self.aborted = False
-        self._event = asyncio.Event()
-
-    async def wait(self) -> None:
-        await self._event.wait()
-
-
-class _Controller:
-    """The caller's abort: cancels the task consuming the agent's stream."""
-
-    def __init__(self) -> None:
-        self.signal = _Signal()
-        self.task: asyncio.Task[Any] | None = None
-
-    def abort(self, reason: str) -> None:
-        self.signal.aborted = True
-        self.signal._event.set()
-        if self.task is not None and not self.task.done():
-            self.task.cancel(reason)
 
 
 @dataclass
@@ -187,7 +160,7 @@ class LangGraphBinding(Binding):
     agent_name: str | None = None
 
     def new_controller(self) -> Any:
-        return _Controller()
+        return host.TaskController()  # the caller's abort cancels the task consuming the stream
 
     def read(self, obj: Any, key: str | int) -> Any:
         if isinstance(obj, ToolCallRequest):
@@ -267,15 +240,13 @@ def result_of(message: ToolMessage) -> JSON:
     """A ``ToolMessage`` as the kit's result (the same for the caller and the observers)."""
     text = message.content if isinstance(message.content, str) else json.dumps(message.content)
     if message.status == "error":
-        error: dict[str, Any] = {"message": text}
-        if text.startswith("Error: ") and _NOT_VALID in text:
-            error["info"] = {"code": "UNKNOWN_TOOL"}
-        return {"isError": True, "error": error, "content": [{"type": "text", "text": text}]}
+        unknown = text.startswith("Error: ") and _NOT_VALID in text
+        return host.failure(text, "UNKNOWN_TOOL" if unknown else None)
     try:
         value: Any = json.loads(text)
     except ValueError:
         value = text
-    return {"isError": False, "value": jsonable(value), "content": [{"type": "text", "text": text}]}
+    return host.success(value, text)
 
 
 # --------------------------------------------------------------------------- adapter
@@ -295,26 +266,16 @@ def _now(coro: Coroutine[Any, Any, Any]) -> Any:
     raise _Awaits("the pre-execute script awaits; HITL's `when` predicate is synchronous")
 
 
-def _unsupported(scenario: Mapping[str, Any]) -> str | None:
-    steps = {k for script in scripts_of(scenario) for step in script for k in step}
-    if steps & {"deferContext", "concludeTurn"}:
-        return "no deferred contexts or turn conclusion"
-    if any(c.get("afterInvoke") or c.get("afterResult") for c in calls_of(scenario)):
-        return (
-            "the caller's afterInvoke/afterResult writes: the caller is the agent's own stream "
-            "loop, which this adapter does not interrupt to write (the doctor's caller-writes)"
-        )
-    if len(scenario.get("preExecute", [])) > 1:
-        return "one HITL `when` predicate per tool: no chain of pre-execute listeners"
-    listeners = [e for k in ("preExecute", "guards", "observers") for e in scenario.get(k, [])]
-    if any(e.get("scope") is not None for e in listeners):
-        return "middleware is not registered per agent"
-    observers = scenario.get("observers", [])
-    if any("throw" in step for o in observers for step in o.get("steps", [])):
-        return "an observer is the host's own loop over the stream: a raising one is host code"
-    if any(not all(set(s) == {"observe"} for s in o.get("steps", [])) for o in observers[:-1]):
-        return "several observers are the host's own loop over one update"
-    return None
+GAPS = host.Gaps(
+    contexts="no deferred contexts or turn conclusion",
+    caller_writes="the caller's afterInvoke/afterResult writes: the caller is the agent's own "
+    "stream loop, which this adapter does not interrupt to write (the doctor's caller-writes)",
+    pre_chain="one HITL `when` predicate per tool: no chain of pre-execute listeners",
+    scoped="middleware is not registered per agent",
+    observer_raises="an observer is the host's own loop over the stream: a raising one is "
+    "host code",
+    observers_write="several observers are the host's own loop over one update",
+)
 
 
 class _Guard(AgentMiddleware[Any, Any, Any]):
@@ -343,25 +304,18 @@ class _Guard(AgentMiddleware[Any, Any, Any]):
         return reason  # not a ToolMessage: ToolNode decides what it means
 
 
-# ---- action glue (one section: the shared runner will replace it) ----------------------
+class _Run(host.HostDriver):
+    """One scenario: the agent built from it; each call or batch action is one agent run
+    (:meth:`turn`)."""
 
-
-class _Run:
     def __init__(self, scenario: Mapping[str, Any], session: Session) -> None:
         self.scenario = scenario
         self.session = session
         self.binding: LangGraphBinding = session.binding  # type: ignore[assignment]
         self.denials: dict[str, str] = {}
-        self.registrations: list[dict[str, Any]] = []
-        self.tools: list[BaseTool] = []
-        for spec in (t for t in scenario.get("tools", []) if t.get("registered", True)):
-            key = spec.get("key", spec["name"])
-            try:
-                self.tools.append(self._tool(spec))
-                self.registrations.append({"key": key, "ok": True})
-            except Exception as e:
-                self.registrations.append({"key": key, "ok": False, "error": f"{e}"})
-        self.observers = [session.observer(o) for o in scenario.get("observers", [])]
+        built, self.registrations = host.register_tools(scenario, self._tool)
+        self.tools = [tool for _, tool in built]
+        self.observers = host.Observers(session)
         self.middleware = self._middleware()
         self.models: dict[str | None, ScriptedModel] = {}
         self.agents: dict[str | None, Any] = {}
@@ -410,19 +364,12 @@ class _Run:
 
     def _when(self, spec: Mapping[str, Any]) -> Callable[[ToolCallRequest], Any]:
         listener = self.session.pre_listener(spec)
+        next_ = chain_end(self.session.binding, "pre-execute")
 
         def when(request: ToolCallRequest) -> Any:
-            async def next_() -> Any:
-                return self.session.binding.pre_decision({"kind": "allow"})
-
             decision = _now(cast("Coroutine[Any, Any, Any]", listener(request, next_)))
-            kind = decision.get("kind") if isinstance(decision, Mapping) else None
-            well_formed = isinstance(decision, Mapping) and (
-                (kind == "allow" and set(decision) == {"kind"})
-                or (kind == "ask" and set(decision) <= {"kind", "reason"})
-                or (kind == "deny" and isinstance(decision.get("reason"), str))
-            )
-            if not well_formed:
+            kind = kind_of(decision, "pre-execute")
+            if kind is None:
                 return decision  # the middleware tests its truth
             if kind == "deny":
                 self.denials[str(request.tool_call["id"])] = str(decision["reason"])
@@ -430,7 +377,7 @@ class _Run:
 
         return when
 
-    async def calls(self, calls: list[Mapping[str, Any]], parallel: int | None) -> list[JSON]:
+    async def turn(self, calls: list[Mapping[str, Any]], parallel: int | None) -> list[JSON]:
         agents = {c.get("agent") for c in calls}
         if len(agents) > 1:
             raise ScenarioSkipped("one model turn belongs to one agent; the batch mixes agents")
@@ -456,19 +403,11 @@ class _Run:
         answers: dict[str, JSON] = {}
         run_input: Any = {"messages": [{"role": "user", "content": "go"}]}
         while True:
-            task = asyncio.ensure_future(self._stream(agent, run_input, config, by_id, answers))
-            for controller in controllers:
-                controller.task = task
-                if controller.signal.aborted:
-                    task.cancel("aborted before the run")
+            stream = self._stream(agent, run_input, config, by_id, answers)
             try:
-                interrupts = await task
-            except ScenarioSkipped:
-                raise
-            except asyncio.CancelledError:
-                return [{"raised": "CancelledError: the run was cancelled"} for _ in calls]
-            except Exception as e:
-                return [{"raised": f"{type(e).__name__}: {e}"} for _ in calls]
+                interrupts = await host.consume(stream, controllers)
+            except host.RunFailed as failed:
+                return [failed.answer for _ in calls]
             if not interrupts:
                 break
             decisions, pending = await self._decide(interrupts)
@@ -497,9 +436,8 @@ class _Run:
                 for message in messages:
                     if isinstance(message, ToolMessage):
                         answers[message.tool_call_id] = {"result": result_of(message)}
-                        for observer in self.observers:
-                            view = ToolOutput(message, by_id.get(message.tool_call_id))
-                            await observer(view, message)
+                        view = ToolOutput(message, by_id.get(message.tool_call_id))
+                        await self.observers(view, message)
         return interrupts
 
     async def _decide(self, interrupts: list[Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -528,60 +466,24 @@ class _Run:
                 pending[call_id] = f"no HITL decision for the answer {answer!r}"
         return decisions, pending
 
-    def schemas(self) -> list[Any]:
+    def schemas(self, scope: str | None) -> list[Any]:
+        if scope is not None:
+            raise ScenarioSkipped("no per-agent tool lists (scopes)")
         return [model_entry(convert_to_openai_tool(t)["function"]) for t in self.tools]
 
 
-class LangGraphAdapter:
-    def __init__(self) -> None:
-        self._info = AdapterInfo(
-            name=DIST,
-            version=importlib.metadata.version(DIST),
-            language="python",
-            capabilities=CAPABILITIES,
-            missing=MISSING,
-            closed_forms=CLOSED_FORMS,
-        )
+class LangGraphAdapter(host.FrameworkAdapter):
+    dist = DIST
+    capabilities = CAPABILITIES
+    missing = MISSING
 
-    def describe(self) -> AdapterInfo:
-        return self._info
+    def unsupported(self, scenario: Mapping[str, Any]) -> str | None:
+        return host.gap(scenario, GAPS)
 
-    def run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
-        reason = _unsupported(scenario)
-        if reason is not None:
-            raise ScenarioSkipped(reason)
-        return asyncio.run(self._run(scenario))
-
-    async def _run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
+    async def run_async(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
         session = Session(scenario, LangGraphBinding())
         run = _Run(scenario, session)
-        answers: list[JSON] = []
-        for action in scenario.get("actions", []):
-            try:
-                if "call" in action:
-                    (answer,) = await asyncio.wait_for(
-                        run.calls([action["call"]], None), ACTION_DEADLINE_S
-                    )
-                    answers.append(answer)
-                elif "batch" in action:
-                    results = await asyncio.wait_for(
-                        run.calls(list(action["batch"]), action.get("maxParallel", 4)),
-                        ACTION_DEADLINE_S,
-                    )
-                    answers.append({"results": [r.get("result", r) for r in results]})
-                elif "schemas" in action:
-                    if action["schemas"].get("scope") is not None:
-                        raise ScenarioSkipped("no per-agent tool lists (scopes)")
-                    listed = run.schemas()
-                    listing: dict[str, Any] = {"schemas": jsonable(listed)}
-                    if "mutate" in action:
-                        attempt_write(listed, action["mutate"])
-                        listing["after"] = jsonable(run.schemas())
-                    answers.append(listing)
-                else:
-                    raise ScenarioSkipped(f"action {sorted(action)} has no counterpart")
-            except TimeoutError:
-                answers.append({"raised": f"deadline of {ACTION_DEADLINE_S:g} s exceeded"})
+        answers = await run_actions(scenario, run)
         return {"registrations": run.registrations, "actions": answers, "events": session.events}
 
 

@@ -97,7 +97,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import importlib.metadata
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -124,11 +123,11 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
 from openai.types.responses import ResponseFunctionToolCall
 
-from conformance.adapters.runner import Driver, run_actions, well_formed
+from conformance.adapters import host
+from conformance.adapters.runner import chain_end, kind_of, run_actions
 from conformance.interpreter.binding import ABSENT, JSON, Binding, decode, jsonable
 from conformance.interpreter.session import Session
-from conformance.scenario.schema import calls_of, scripts_of
-from conformance.seam.adapter import AdapterInfo, ScenarioSkipped
+from conformance.seam.adapter import ScenarioSkipped
 from conformance.seam.wire import model_entry
 
 __all__ = ["AgentsBinding", "OpenAIAgentsAdapter", "make_adapter"]
@@ -161,7 +160,6 @@ MISSING: dict[str, str] = {
     "nested-calls": "a function tool cannot run a call through the same pipeline "
     "(agents-as-tools start a new run)",
 }
-CLOSED_FORMS = frozenset({"error-result", "raised", "interrupted"})
 
 NO_AGENT = "toolreg-no-agent"  # the Agent's name (required by the SDK) for a call with none
 _CALL: ContextVar[str | None] = ContextVar("toolreg_call", default=None)
@@ -172,28 +170,11 @@ _TIMED_OUT = re.compile(r"^Tool '.*' timed out after .* seconds\.$", re.S)  # to
 # --------------------------------------------------------------------------- binding
 
 
-class _Signal:
-    def __init__(self) -> None:
-        self.aborted = False
-        self._event = asyncio.Event()
+class _Controller(host.TaskController):
+    """The caller's abort: cancels the task consuming the streamed run, once (the host then
+    cancels the run and drains its stream)."""
 
-    async def wait(self) -> None:
-        await self._event.wait()
-
-
-class _Controller:
-    """The caller's abort: cancels the task running the call's ``Runner.run``."""
-
-    def __init__(self) -> None:
-        self.signal = _Signal()
-        self.task: asyncio.Task[Any] | None = None
-
-    def abort(self, reason: str) -> None:
-        self.signal.aborted = True
-        self.signal._event.set()
-        task = self.task
-        if task is not None and not task.done() and not task.cancelling():
-            task.cancel(reason)  # once: the host then cancels the run and drains its stream
+    cancel_once = True
 
 
 @dataclass
@@ -380,11 +361,11 @@ class AgentsBinding(Binding):
         if isinstance(result, ToolCallOutputItem):
             if self.item_result is not None:
                 return self.item_result(result)
-            return _success(result.output, _sent_output(result))
+            return host.success(result.output, _sent_output(result))
         call_id = _CALL.get()
         if self.classify is not None and call_id is not None:
             return self.classify(call_id, result, _model_text(result))
-        return _success(result, _model_text(result))
+        return host.success(result, _model_text(result))
 
 
 def _sent_text(arguments: Any) -> str:
@@ -447,68 +428,42 @@ def _model_text(output: Any) -> str:
     return output if isinstance(output, str) else str(output)  # ItemHelpers stringifies
 
 
-def _success(value: Any, text: str) -> JSON:
-    return {"isError": False, "value": jsonable(value), "content": [{"type": "text", "text": text}]}
-
-
-def _failure(text: str, code: str | None = None) -> JSON:
-    error: dict[str, Any] = {"message": text}
-    if code is not None:
-        error["info"] = {"code": code}
-    return {"isError": True, "error": error, "content": [{"type": "text", "text": text}]}
-
-
 # --------------------------------------------------------------------------- adapter
+
+
+GAPS = host.Gaps(
+    contexts="no deferred contexts or turn conclusion in the SDK",
+    caller_writes="the caller's afterInvoke/afterResult writes: the caller is the Runner's "
+    "own loop, which this adapter does not interrupt to write (the doctor's caller-writes)",
+    pre_chain="one needs_approval policy per tool: no chain of pre-execute listeners",
+    scoped="guardrails, approval policies and run hooks are not registered per agent",
+    observer_raises="an observer is the host's own stream loop over the run's tool_output "
+    "events: the SDK never calls it, so whether a raising one is contained is the host's "
+    "code, not the SDK's",
+    observers_write="one per-result notification per run (each tool_output event goes to one "
+    "consumer): several observers are the host's own loop over one event, so what one "
+    "observer's write does to a later one is the host's, not the SDK's",
+)
 
 
 def _unsupported(scenario: Mapping[str, Any]) -> str | None:
     """Why the SDK cannot express this scenario, when it cannot."""
-    steps = {k for script in scripts_of(scenario) for step in script for k in step}
-    if steps & {"deferContext", "concludeTurn"}:
-        return "no deferred contexts or turn conclusion in the SDK"
-    if any(c.get("afterInvoke") or c.get("afterResult") for c in calls_of(scenario)):
-        return (
-            "the caller's afterInvoke/afterResult writes: the caller is the Runner's own loop, "
-            "which this adapter does not interrupt to write (the doctor's caller-writes)"
-        )
-    if len(scenario.get("preExecute", [])) > 1:
-        return "one needs_approval policy per tool: no chain of pre-execute listeners"
-    listeners = [
-        e for k in ("preExecute", "guards", "postExecute", "observers") for e in scenario.get(k, [])
-    ]
-    if any(e.get("scope") is not None for e in listeners):
-        return "guardrails, approval policies and run hooks are not registered per agent"
-    observers = scenario.get("observers", [])
-    if any("throw" in step for o in observers for step in o.get("steps", [])):
-        return (
-            "an observer is the host's own stream loop over the run's tool_output events: "
-            "the SDK never calls it, so whether a raising one is contained is the host's "
-            "code, not the SDK's"
-        )
-    if any(not _looks_on(o) for o in observers[:-1]):
-        return (
-            "one per-result notification per run (each tool_output event goes to one "
-            "consumer): several observers are the host's own loop over one event, so what "
-            "one observer's write does to a later one is the host's, not the SDK's"
-        )
-    for spec in scenario.get("postExecute", []):
-        for step in spec["steps"]:
-            ret = step.get("return") if isinstance(step, Mapping) else None
-            replaces = isinstance(ret, Mapping) and bool({"content", "value"} & set(ret))
-            if replaces and isinstance(ret, Mapping) and ret.get("kind") == "accept":
-                return "an output guardrail cannot replace a result with another success"
-            if isinstance(ret, Mapping) and "additionalContexts" in ret:
-                return "no deferred contexts in the SDK"
+    reason = host.gap(scenario, GAPS)
+    if reason is not None:
+        return reason
+    for ret in host.post_returns(scenario):
+        if ret.get("kind") == "accept" and {"content", "value"} & set(ret):
+            return "an output guardrail cannot replace a result with another success"
+        if "additionalContexts" in ret:
+            return "no deferred contexts in the SDK"
     return None
 
 
-def _looks_on(spec: Mapping[str, Any]) -> bool:
-    """A script that only records what it sees (``observe`` steps): it changes nothing."""
-    return all(set(step) == {"observe"} for step in spec.get("steps", []))
+class _Run(host.HostDriver):
+    """One scenario: the SDK objects built from it and the outcome of each call; each call
+    or batch action is one streamed run (:meth:`turn`)."""
 
-
-class _Run:
-    """One scenario: the SDK objects built from it and the outcome of each call."""
+    framework = "SDK"
 
     def __init__(self, scenario: Mapping[str, Any], session: Session) -> None:
         self.scenario = scenario
@@ -516,20 +471,12 @@ class _Run:
         self.closed: dict[str, str] = {}  # call id -> "denied" (closed by a kit callback)
         self.denials: dict[str, Any] = {}  # call id -> a pre-execute deny reason
         self.failed: dict[str, str] = {}  # call id -> why its approval got no answer
-        self.registrations: list[dict[str, Any]] = []
         self.agents: dict[str, str | None] = {}  # call id -> the calling agent
-        self.tools: list[FunctionTool] = []
         specs = [t for t in scenario.get("tools", []) if t.get("registered", True)]
         scoped = {(t["name"], t["scope"]) for t in specs if t.get("scope") is not None}
-        for spec in specs:
-            try:
-                self.tools.append(self._tool(spec, scoped))
-                self.registrations.append({"key": spec.get("key", spec["name"]), "ok": True})
-            except Exception as e:
-                self.registrations.append(
-                    {"key": spec.get("key", spec["name"]), "ok": False, "error": f"{e}"}
-                )
-        self.observers = [session.observer(o) for o in scenario.get("observers", [])]
+        built, self.registrations = host.register_tools(scenario, lambda s: self._tool(s, scoped))
+        self.tools = [tool for _, tool in built]
+        self.observers = host.Observers(session)
         self.called: dict[str, ResponseFunctionToolCall] = {}  # call id -> tool_called's item
         self.model: ScriptedModel | None = None  # the current action's model
 
@@ -579,17 +526,14 @@ class _Run:
 
     def _policy(self, spec: Mapping[str, Any]) -> Callable[..., Any]:
         listener = self.session.pre_listener(self.scenario["preExecute"][0])
+        next_ = chain_end(self.session.binding, "pre-execute")
 
         async def needs_approval(ctx: RunContextWrapper[Any], params: Any, call_id: str) -> Any:
             execution = PolicyCall(call_id, spec["name"], self.agents.get(call_id), params, ctx)
-
-            async def next_() -> Any:
-                return self.session.binding.pre_decision({"kind": "allow"})
-
             decision = await listener(execution, next_)
-            if not well_formed(decision, "pre-execute"):
+            kind = kind_of(decision, "pre-execute")
+            if kind is None:
                 return decision  # the SDK bool()s whatever the policy returns
-            kind = decision["kind"]
             if kind == "deny":
                 self.denials[call_id] = decision.get("reason")
                 return False
@@ -620,15 +564,12 @@ class _Run:
 
     def _post(self, spec: Mapping[str, Any]) -> Callable[[Any], Any]:
         listener = self.session.post_listener(spec)
+        next_ = chain_end(self.session.binding, "post-execute")
 
         async def guardrail(data: Any) -> Any:
             _CALL.set(data.context.tool_call_id)
-
-            async def next_() -> Any:
-                return self.session.binding.post_decision({"kind": "accept"})
-
             decision = await listener(data.context, data.output, next_)
-            kind = decision["kind"] if well_formed(decision, "post-execute") else None
+            kind = kind_of(decision, "post-execute")
             if kind == "accept" and set(decision) == {"kind"}:
                 return ToolGuardrailFunctionOutput.allow()
             if kind == "block" and isinstance(decision["feedback"], str):  # reject_content's
@@ -639,7 +580,7 @@ class _Run:
         return guardrail
 
     # ---- running
-    async def calls(self, calls: list[Mapping[str, Any]], parallel: int | None) -> list[JSON]:
+    async def turn(self, calls: list[Mapping[str, Any]], parallel: int | None) -> list[JSON]:
         """One model turn with these calls; one answer per call."""
         self.agents = {c["callId"]: c.get("agent") for c in calls}
         agent_names = {c.get("agent") for c in calls}
@@ -665,17 +606,11 @@ class _Run:
         run_input: Any = "go"
         while True:
             outputs: dict[str, ToolCallOutputItem] = {}
-            task = asyncio.ensure_future(self._stream(agent, run_input, config, outputs))
-            for controller in controllers:
-                controller.task = task
-                if controller.signal.aborted:
-                    task.cancel("aborted before the run")
+            stream = self._stream(agent, run_input, config, outputs)
             try:
-                result = await task
-            except asyncio.CancelledError:
-                return [{"raised": "CancelledError: the run was cancelled"} for _ in calls]
-            except Exception as e:
-                return [{"raised": f"{type(e).__name__}: {e}"} for _ in calls]
+                result = await host.consume(stream, controllers)
+            except host.RunFailed as failed:
+                return [failed.answer for _ in calls]
             for call_id, output in outputs.items():
                 answers[call_id] = {"result": self.result_of(output)}
             if not result.interruptions:
@@ -715,8 +650,7 @@ class _Run:
                 elif event.name == "tool_output" and isinstance(item, ToolCallOutputItem):
                     call_id = str(item.call_id)
                     outputs[call_id] = item
-                    for observer in self.observers:
-                        await observer(ToolOutput(item, self.called.get(call_id)), item)
+                    await self.observers(ToolOutput(item, self.called.get(call_id)), item)
         except asyncio.CancelledError:
             result.cancel()
             async for _ in result.stream_events():
@@ -756,16 +690,16 @@ class _Run:
         calls = self.model.calls if self.model is not None else []
         offered = {getattr(t, "name", "") for t in calls[0].tools} if calls else set()
         if name not in offered and _NOT_FOUND.match(text):
-            return _failure(text, "UNKNOWN_TOOL")
+            return host.failure(text, "UNKNOWN_TOOL")
         return self.classify(call_id, item.output, text)
 
     def classify(self, call_id: str, output: Any, text: str) -> JSON:
         """A function tool's output as the kit's result (the same for caller and observers)."""
         if self.closed.get(call_id) == "denied":
-            return _failure(text)
+            return host.failure(text)
         if self.scenario.get("timeoutPolicy") and _TIMED_OUT.match(text):
-            return _failure(text, "TOOL_TIMEOUT")
-        return _success(output, text)
+            return host.failure(text, "TOOL_TIMEOUT")
+        return host.success(output, text)
 
     def _calls(self) -> list[Mapping[str, Any]]:
         return [
@@ -785,63 +719,26 @@ class _Run:
         return [model_entry(entry) for entry in Converter.convert_tools(tools, []).tools]
 
 
-class OpenAIAgentsAdapter:
+class OpenAIAgentsAdapter(host.FrameworkAdapter):
+    dist = DIST
+    capabilities = CAPABILITIES
+    missing = MISSING
+
     def __init__(self) -> None:
         set_tracing_disabled(True)
-        self._info = AdapterInfo(
-            name=DIST,
-            version=importlib.metadata.version(DIST),
-            language="python",
-            capabilities=CAPABILITIES,
-            missing=MISSING,
-            closed_forms=CLOSED_FORMS,
-        )
+        super().__init__()
 
-    def describe(self) -> AdapterInfo:
-        return self._info
+    def unsupported(self, scenario: Mapping[str, Any]) -> str | None:
+        return _unsupported(scenario)
 
-    def run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
-        reason = _unsupported(scenario)
-        if reason is not None:
-            raise ScenarioSkipped(reason)
-        return asyncio.run(self._run(scenario))
-
-    async def _run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
+    async def run_async(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
         binding = AgentsBinding()
         session = Session(scenario, binding)
         run = _Run(scenario, session)
         binding.classify = run.classify
         binding.item_result = run.result_of
-        answers = await run_actions(scenario, _Driver(run))
+        answers = await run_actions(scenario, run)
         return {"registrations": run.registrations, "actions": answers, "events": session.events}
-
-
-class _Driver(Driver):
-    """Each action on the SDK: a call or batch is one streamed run (:meth:`_Run.calls`)."""
-
-    answers_raises = False  # an exception that is no deadline leaves the run
-
-    def __init__(self, run: _Run) -> None:
-        self.run = run
-
-    async def call(self, call: Mapping[str, Any]) -> JSON:
-        (answer,) = await self.run.calls([call], None)
-        return answer
-
-    async def batch(self, calls: list[Mapping[str, Any]], max_parallel: int) -> JSON:
-        results = await self.run.calls(calls, max_parallel)
-        return {"results": [_flatten(r) for r in results]}
-
-    async def schemas(self, scope: str | None) -> list[dict[str, Any]]:
-        return await self.run.schemas(scope)
-
-    def unsupported(self, action: Mapping[str, Any]) -> Any:
-        raise ScenarioSkipped(f"action {sorted(action)} has no SDK counterpart")
-
-
-def _flatten(answer: JSON) -> JSON:
-    """A batch lists results; a call that did not close with a result keeps its form."""
-    return answer.get("result", answer)
 
 
 def make_adapter() -> OpenAIAgentsAdapter:

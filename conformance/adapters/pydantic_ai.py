@@ -125,10 +125,8 @@ re-raises it, pa/capabilities/abstract.py:1429) -> the closed form ``raised``.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from importlib.metadata import version
 from typing import Any, Final
 
 from pydantic_ai import (
@@ -155,10 +153,10 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 
-from conformance.adapters.runner import Driver, run_actions, well_formed
+from conformance.adapters.host import FrameworkAdapter, Gaps, gap
+from conformance.adapters.runner import Driver, chain_end, kind_of, run_actions, well_formed
 from conformance.interpreter.session import JSON, Binding, Session, canonical_json, decode, jsonable
-from conformance.scenario.schema import calls_of, scripts_of
-from conformance.seam.adapter import AdapterInfo, ScenarioSkipped, requirements
+from conformance.seam.adapter import ScenarioSkipped, requirements
 from conformance.seam.wire import model_entry
 
 __all__ = ["PydanticAIAdapter", "make_adapter", "make_inline_adapter"]
@@ -190,7 +188,6 @@ MISSING = {
     "classifier": "concurrency is a static per-tool flag (ToolDefinition.sequential), never a "
     "function of the call's arguments",
 }
-CLOSED_FORMS = frozenset({"error-result", "raised", "interrupted"})
 
 # approval answers -> the framework's: allowed-once runs, the refusals are distinct denials
 _APPROVALS: dict[str, Callable[[], Any]] = {
@@ -199,7 +196,25 @@ _APPROVALS: dict[str, Callable[[], Any]] = {
     "cancelled": lambda: ToolDenied("The approval was cancelled."),
     "unavailable": lambda: ToolDenied("The approval service is unavailable."),
 }
-_CONTEXT_STEPS = ("deferContext", "concludeTurn")
+
+
+def _no_chain(key: str, hook: str) -> str:
+    """Why a chain of ``key`` listeners is skipped: pydantic-ai has no waterfall."""
+    return (
+        f"{{n}} {key} listeners: pydantic-ai has no listener waterfall (its {hook} hooks each "
+        "return the args or result in turn and none hands on to the rest, pa/capabilities/"
+        f"hooks.py:1178-1183, 1229-1242): one listener maps onto one {hook} hook, a chain "
+        "has no counterpart"
+    )
+
+
+GAPS = Gaps(
+    contexts="deferContext / concludeTurn: pydantic-ai has neither (CTX)",
+    caller_writes="the caller's afterInvoke/afterResult writes: the caller is the agent's own "
+    "loop, which this adapter does not interrupt to write (the doctor's caller-writes)",
+    pre_chain=_no_chain("preExecute", "after_tool_validate"),
+    post_chain=_no_chain("postExecute", "after_tool_execute"),
+)
 
 
 class _Failure:
@@ -427,17 +442,12 @@ def result_json(part: ToolReturnPart) -> JSON:
 # ------------------------------------------------------------------ the adapter
 
 
-#: The end of a one-listener chain: what the listener's ``next()`` returns.
-_ALLOW: Final[Mapping[str, Any]] = {"kind": "allow"}
-_ACCEPT: Final[Mapping[str, Any]] = {"kind": "accept"}
-
-
 def _validated_args(decision: Any, args: Any) -> Any:
     """A pre-execute decision said in ``after_tool_validate``'s terms: it returns the validated
     args (``ValidatedToolArgs = dict[str, Any]``, pa/capabilities/abstract.py:91) or raises.
     The decisions are those :func:`~conformance.adapters.runner.well_formed` accepts."""
     if isinstance(decision, Mapping):
-        kind = decision.get("kind") if well_formed(decision, "pre-execute") else None
+        kind = kind_of(decision, "pre-execute")
         if kind == "allow":
             return args
         if kind == "deny":
@@ -484,52 +494,36 @@ def _executed_result(decision: Any, result: Any) -> Any:
     )
 
 
-async def _end(decision: Mapping[str, Any]) -> Any:
-    return dict(decision)
-
-
-class PydanticAIAdapter:
+class PydanticAIAdapter(FrameworkAdapter):
     """The framework driven in process; ``inline`` picks the approval flavour: False ->
     interrupt-then-resume (DeferredToolRequests, then DeferredToolResults on a new run),
     True -> the inline callback (``HandleDeferredToolCalls(handler=...)``)."""
 
+    dist = "pydantic-ai-slim"
+    capabilities = CAPABILITIES
+    missing = MISSING
+
     def __init__(self, *, inline: bool = False) -> None:
+        super().__init__()
         self._binding = PydanticBinding()
         self.inline = inline
         flavour = "inline callback (HandleDeferredToolCalls)" if inline else "interrupt-then-resume"
         self.notes = [f"approval flavour: {flavour}"]
 
-    def describe(self) -> AdapterInfo:
-        info: dict[str, Any] = {
-            "name": "pydantic-ai-slim",
-            "version": version("pydantic-ai-slim"),
-            "language": "python",
-            "capabilities": CAPABILITIES,
-            "missing": MISSING,
-            "closed_forms": CLOSED_FORMS,
-        }
-        known = {f.name for f in dataclasses.fields(AdapterInfo)}
-        return AdapterInfo(**{k: v for k, v in info.items() if k in known})
+    def unsupported(self, scenario: Mapping[str, Any]) -> str | None:
+        reason = gap(scenario, GAPS)
+        if reason is not None:
+            return reason
+        lacking = sorted((set(requirements(scenario)) | _stage_needs(scenario)) - CAPABILITIES)
+        return "; ".join(f"{c}: {MISSING.get(c, 'not supported')}" for c in lacking) or None
 
     def run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
-        needs = set(requirements(scenario)) | _stage_needs(scenario)
-        lacking = sorted(needs - CAPABILITIES)
-        if lacking:
-            raise ScenarioSkipped(
-                "; ".join(f"{c}: {MISSING.get(c, 'not supported')}" for c in lacking)
-            )
-        _no_chains(scenario)
-        if any(c.get("afterInvoke") or c.get("afterResult") for c in calls_of(scenario)):
-            raise ScenarioSkipped(
-                "the caller's afterInvoke/afterResult writes: the caller is the agent's own "
-                "loop, which this adapter does not interrupt to write (the doctor's caller-writes)"
-            )
         try:
-            return asyncio.run(self._run(scenario))
+            return super().run(scenario)
         except _Inexpressible as e:
             raise ScenarioSkipped(f"pydantic-ai cannot express this: {e}") from None
 
-    async def _run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
+    async def run_async(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
         session = Session(scenario, self._binding)
         toolset: FunctionToolset[Any] = FunctionToolset()
         registrations = [_register(session, toolset, spec, scenario) for spec in scenario["tools"]]
@@ -545,8 +539,10 @@ class PydanticAIAdapter:
         guards = [session.guard(s) for s in scenario.get("guards", [])]
         post = [session.post_listener(s) for s in scenario.get("postExecute", [])]
 
+        allow = chain_end(session.binding, "pre-execute")  # one listener: its next() ends
+        accept = chain_end(session.binding, "post-execute")
         if pre:
-            (listener,) = pre  # one at most: _no_chains skips a chain
+            (listener,) = pre  # one at most: GAPS skips a chain
 
             async def pre_execute(
                 ctx: RunContext[Any], *, call: ToolCallPart, tool_def: Any, args: Any
@@ -554,7 +550,7 @@ class PydanticAIAdapter:
                 if ctx.tool_call_approved:
                     return args  # approved: the framework's idiom does not ask again
                 view = _Call(call, args, ctx.deps)
-                decision = await listener(view, lambda: _end(_ALLOW))
+                decision = await listener(view, allow)
                 return _validated_args(decision, view.arguments)
 
             hooks.on.after_tool_validate(pre_execute)
@@ -591,13 +587,13 @@ class PydanticAIAdapter:
 
             hooks.on.tool_execute(wrap_hook(session.wrapper(spec)))
         if post:
-            (inspector,) = post  # one at most: _no_chains skips a chain
+            (inspector,) = post  # one at most: GAPS skips a chain
 
             async def post_execute(
                 ctx: RunContext[Any], *, call: ToolCallPart, tool_def: Any, args: Any, result: Any
             ) -> Any:
                 view = _Call(call, args, ctx.deps)
-                decision = await inspector(view, result, lambda: _end(_ACCEPT))
+                decision = await inspector(view, result, accept)
                 return _executed_result(decision, result)
 
             hooks.on.after_tool_execute(post_execute)
@@ -633,21 +629,7 @@ def _stage_needs(scenario: Mapping[str, Any]) -> set[str]:
             needs.add("finalizer")
         if "isConcurrencySafe" in tool:
             needs.add("classifier")
-    if any(k in step for script in scripts_of(scenario) for step in script for k in _CONTEXT_STEPS):
-        raise ScenarioSkipped("deferContext / concludeTurn: pydantic-ai has neither (CTX)")
     return needs
-
-
-def _no_chains(scenario: Mapping[str, Any]) -> None:
-    """One listener per waterfall at most: pydantic-ai has none to map a chain onto."""
-    for key, hook in (("preExecute", "after_tool_validate"), ("postExecute", "after_tool_execute")):
-        if len(scenario.get(key) or []) > 1:
-            raise ScenarioSkipped(
-                f"{len(scenario[key])} {key} listeners: pydantic-ai has no listener waterfall "
-                f"(its {hook} hooks each return the args or result in turn and none hands on "
-                "to the rest, pa/capabilities/hooks.py:1178-1183, 1229-1242): one listener maps "
-                f"onto one {hook} hook, a chain has no counterpart"
-            )
 
 
 def _register(

@@ -9,8 +9,11 @@ makes the caller's ``afterInvoke`` / ``afterResult`` writes at their moments.
 
 The toolkit: :func:`well_formed`, the one test of a decision's shape (SPEC section 2
 "Decision", PRE-6) that every adapter asks before it hands a decision to its framework in
-the framework's own terms; :func:`attempt_write`, the ``schemas`` action's write; and
-:func:`answer_raised` / :func:`answer_deadline`, the two closed answers of an action.
+the framework's own terms, and :func:`kind_of`, the kind of a well-formed one;
+:func:`chain_end`, the ``next()`` of a listener its framework runs alone;
+:func:`attempt_write`, the ``schemas`` action's write; and :func:`answer_raised` /
+:func:`answer_deadline`, the two closed answers of an action. What a framework adapter
+does as its framework's host is :mod:`conformance.adapters.host`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Literal
 
-from conformance.interpreter.session import JSON, jsonable
+from conformance.interpreter.session import JSON, Binding, jsonable
 from conformance.seam.adapter import ScenarioSkipped
 from conformance.vocab import action_deadline
 
@@ -30,6 +33,8 @@ __all__ = [
     "answer_deadline",
     "answer_raised",
     "attempt_write",
+    "chain_end",
+    "kind_of",
     "run_actions",
     "well_formed",
 ]
@@ -107,6 +112,25 @@ def well_formed(decision: Any, stage: Stage) -> bool:
     if not required <= keys <= allowed:
         return False
     return all(_FORMS[k](decision[k]) for k in keys & set(_FORMS))
+
+
+def kind_of(decision: Any, stage: Stage) -> str | None:
+    """The kind of a well-formed decision of ``stage`` (:func:`well_formed`); None when
+    ``decision`` is no decision."""
+    return str(decision["kind"]) if well_formed(decision, stage) else None
+
+
+def chain_end(binding: Binding, stage: Stage) -> Callable[[], Awaitable[Any]]:
+    """The ``next()`` of a listener its framework runs alone (one hook per tool, no rest of
+    a chain to hand on to): the end of a chain, ``allow`` / ``accept`` as the binding
+    builds decisions."""
+
+    async def next_() -> Any:
+        if stage == "pre-execute":
+            return binding.pre_decision({"kind": "allow"})
+        return binding.post_decision({"kind": "accept"})
+
+    return next_
 
 
 def attempt_write(listed: Any, mutate: Mapping[str, Any]) -> None:
