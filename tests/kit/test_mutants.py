@@ -17,6 +17,7 @@ from conformance.adapters.reference.mutants import CATALOGUE, VARIANTS
 from conformance.judging.evaluate import judge
 from conformance.judging.rules import RULES
 from conformance.running.plan import select_rules
+from conformance.running.runner import run_suite
 from conformance.scenario.schema import validate
 from conformance.selftest import run_mutant, run_variant
 
@@ -27,10 +28,20 @@ def test_mutant_is_killed_by_its_target_rule(name: str) -> None:
     assert row.killed, row.why()
 
 
-@pytest.mark.slow  # the whole kit per variant; `selftest` runs the same in CI's quick gate
+@pytest.fixture(scope="session")
+def reference_corpus(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The reference's quick run, which passes, writing the frozen corpus the variants replay
+    (as `selftest` does: the same scenarios, without drawing them again per variant)."""
+    path = tmp_path_factory.mktemp("corpus") / "corpus.jsonl"
+    result = run_suite(ReferenceAdapter(), profile="quick", write_corpus=path)
+    assert result.conformant and not result.kit_errors
+    return str(path)
+
+
+@pytest.mark.slow  # the whole kit per variant (the reference's corpus replayed)
 @pytest.mark.parametrize("name", list(VARIANTS))
-def test_correct_variant_passes_the_whole_kit(name: str) -> None:
-    row = run_variant(VARIANTS[name])
+def test_correct_variant_passes_the_whole_kit(name: str, reference_corpus: str) -> None:
+    row = run_variant(VARIANTS[name], corpus=reference_corpus)
     assert row.ok, row.why()
 
 
