@@ -57,6 +57,15 @@ Mapping (kit stage -> ADK API):
   handed the ``FunctionResponse`` (id, name, response) and its ``response`` dict. Several
   observers are the host's own loop over one event: a scenario whose observer writes
   before another runs, or raises, is skipped (that is the host's code, not ADK's).
+* the caller's own objects (``mutate`` targets ``caller`` / ``caller-arguments``, a call's
+  ``afterInvoke`` / ``afterResult`` writes) -> the ``FunctionCall`` part of the model-response
+  ``Event`` the host's loop is handed, and its ``args`` dict. ``BaseLlmFlow`` yields that event
+  and then executes the calls from the very same object
+  (``SP/flows/llm_flows/base_llm_flow.py:502-522``; ``core/_finalizer.py:80-90`` copies the
+  event shallowly, so the part is the scripted model's own): the first moment a host holds
+  the call and has control back before its result, so the ``afterInvoke`` writes are made
+  there, in the host's loop, and the ``afterResult`` writes once the turn answered. ADK takes
+  no snapshot at that yield: what a write there changes, ADK runs.
 * batch -> one model turn with several function calls.
 * unknown tool -> ADK answers the model ``{"error": "Invoking `X()` failed as no tool with
   that name is available..."}`` (``_error_handler.py:82-99``) -> code ``UNKNOWN_TOOL``.
@@ -293,6 +302,7 @@ class _Run(host.HostDriver):
         self.scenario = scenario
         self.session = session
         self.closed: set[str] = set()  # call ids answered by an adapter callback's error
+        self.invoked: set[str] = set()  # call ids whose function-call event the host was handed
         self.failed: dict[str, str] = {}  # call id -> why its confirmation got no answer
         built, self.registrations = host.register_tools(scenario, self._tool)
         # (tool, the agent it is scoped to)
@@ -421,7 +431,7 @@ class _Run(host.HostDriver):
             if not isinstance(arguments, dict) or any(not isinstance(k, str) for k in arguments):
                 raise ScenarioSkipped("ADK's FunctionCall.args is an object with string keys")
             fc = types.FunctionCall(id=call["callId"], name=call["name"], args=arguments)
-            parts.append(types.Part(function_call=self.session.track_caller(call["callId"], fc)))
+            parts.append(types.Part(function_call=fc))
         model = _model([types.Content(role="model", parts=parts)])
         self.model = model
         outputs: dict[str, Any] = {}
@@ -430,8 +440,9 @@ class _Run(host.HostDriver):
         adk_session = await runner.session_service.create_session(app_name=APP, user_id=USER)
         message = types.Content(role="user", parts=[types.Part.from_text(text="go")])
         pending: list[str] = []
+        made = {str(c["callId"]): c for c in calls}
         while True:
-            events = self._consume(runner, adk_session.id, message, outputs, asked)
+            events = self._consume(runner, adk_session.id, message, outputs, asked, made)
             try:
                 await host.consume(events, controllers)
             except host.RunFailed as failed:
@@ -461,14 +472,17 @@ class _Run(host.HostDriver):
         message: types.Content,
         outputs: dict[str, Any],
         asked: dict[str, types.FunctionCall],
+        made: Mapping[str, Mapping[str, Any]],
     ) -> None:
         """One run, consumed as a host does: each FunctionResponse is the call's result and
         is handed to the observers, except the one answering a call held for confirmation
         (its event's ``actions.requested_tool_confirmations`` names it: the pause, not a
-        result); an ``adk_request_confirmation`` function call is a question for the host."""
+        result); an ``adk_request_confirmation`` function call is a question for the host.
+        A function call of ``made`` is the caller's: :meth:`_invoked`."""
         async for event in runner.run_async(
             user_id=USER, session_id=session_id, new_message=message
         ):
+            self._invoked(event, made)
             held = event.actions.requested_tool_confirmations or {}
             for response in event.get_function_responses():
                 if str(response.id) in held:
@@ -481,6 +495,28 @@ class _Run(host.HostDriver):
                     original = fc.args.get("originalFunctionCall")
                     if isinstance(original, dict):
                         asked[str(original.get("id"))] = fc
+
+    def _invoked(self, event: Any, made: Mapping[str, Mapping[str, Any]]) -> None:
+        """The host is handed the model-response event carrying the scenario's calls: its
+        ``FunctionCall`` parts (and their ``args``) are the caller's own objects from now on,
+        and the calls' ``afterInvoke`` writes are made to them here, before ADK resumes and
+        executes them from these very objects (``base_llm_flow.py:502-522``)."""
+        fresh = [fc for fc in event.get_function_calls() if fc.id in made.keys() - self.invoked]
+        for fc in fresh:
+            call_id = str(fc.id)
+            self.invoked.add(call_id)
+            self.session.track_caller(call_id, fc)
+            self.session.caller_arguments[call_id] = fc.args  # the args the host holds
+        for fc in fresh:
+            self.session.caller_writes(made[str(fc.id)], "afterInvoke")
+
+    def caller_writes(self, call: Mapping[str, Any], moment: str) -> None:
+        """The runner's moments of the caller's writes: ``afterResult`` once the turn
+        answered; ``afterInvoke`` is the host's loop's (:meth:`_invoked`), where a host first
+        holds the call: a call whose event never came (a run cancelled or failed before the
+        model's answer) gets no such write, as no host could make one."""
+        if moment != "afterInvoke":
+            self.session.caller_writes(call, moment)
 
     async def _decide(
         self, asked: dict[str, types.FunctionCall]

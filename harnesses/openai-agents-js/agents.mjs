@@ -21,7 +21,8 @@
 // - a call's agent -> the Agent's name (a call with none: an Agent named toolreg-no-agent;
 //   the SDK has no call outside an agent).
 // - caller signal -> run(..., {signal}) (SharedRunOptions.signal, run.d.ts:187); the body's
-//   signal is details.signal (what the SDK hands execute).
+//   signal is details.signal (what the SDK hands execute). A call withoutSignal: the caller
+//   supplies none (a turn of such calls only: run() gets no signal option).
 // - pre-execute (one listener) -> the tool's needsApproval policy (tool.d.ts:39,765;
 //   asked with (runContext, parsed input, callId)): allow -> false, ask -> true, deny ->
 //   false plus a tool input guardrail answering rejectContent(reason) (the SDK's only
@@ -490,13 +491,17 @@ class Run {
       const item = functionCall(call.name, wireText(args), { callId: call.callId })
       items.push(this.session.trackCaller(call.callId, item))
     }
-    const signal = AbortSignal.any(controllers.map((c) => this.session.binding.controllerSignal(c)))
+    // a caller that supplies no signal (withoutSignal, CANCEL-1) hands run() none
+    const signals = calls
+      .map((call, i) => (call.withoutSignal ? null : this.session.binding.controllerSignal(controllers[i])))
+      .filter((s) => s !== null)
+    const signal = signals.length > 0 ? AbortSignal.any(signals) : undefined
     const model = new ScriptedModel([items, [assistantMessage('done')]])
     this.model = model
     const agent = new Agent({ name: [...agentNames][0] ?? NO_AGENT, model, tools: [...this.tools] })
     const options = {
       stream: true,
-      signal,
+      ...(signal !== undefined ? { signal } : {}),
       toolNotFoundBehavior: 'return_error_to_model',
       ...(parallel !== undefined ? { toolExecution: { maxFunctionToolConcurrency: parallel } } : {}),
     }
@@ -520,7 +525,7 @@ class Run {
         // resumed with every answer given, the run came back with the same pending approvals:
         // a host stops there (a cancelled run makes no progress; an approval the SDK did not
         // take, e.g. one whose call id was changed, is asked again)
-        const why = signal.aborted
+        const why = signal?.aborted
           ? 'the caller cancelled: the resumed run returned with its approvals still pending'
           : 'the resumed run asked again for the approvals it was given'
         for (const item of interruptions) answers.set(item.rawItem.callId, { interrupted: why })

@@ -2,7 +2,8 @@
 delivers each capability it declares (what it cannot deliver it skips with the reason).
 
 The Python adapters need the frameworks extra; the stdio harnesses their node_modules
-(``npm ci --prefix harnesses/dsh``, ``--prefix harnesses/vercel-ai``): each is skipped
+(``npm ci --prefix harnesses/dsh``, ``--prefix harnesses/vercel-ai``, ``--prefix
+harnesses/openai-agents-js``): each is skipped
 when its dependency is absent.
 """
 
@@ -24,8 +25,18 @@ PYTHON = [
     ("pydantic_ai", "python:conformance.adapters.pydantic_ai:make_adapter"),
     ("pydantic_ai", "python:conformance.adapters.pydantic_ai:make_inline_adapter"),
     ("agents", "python:conformance.adapters.openai_agents:make_adapter"),
+    ("google.adk", "python:conformance.adapters.google_adk:make_adapter"),
+    ("langgraph", "python:conformance.adapters.langgraph:make_adapter"),
 ]
-STDIO = ["dsh", "vercel-ai"]
+STDIO = ["dsh", "vercel-ai", "openai-agents-js"]
+
+
+def _installed(module: str) -> bool:
+    """Is ``module`` importable? (``find_spec`` of ``google.adk`` raises without ``google``.)"""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
 
 
 def _check(spec: str) -> None:
@@ -40,7 +51,7 @@ def _check(spec: str) -> None:
 
 @pytest.mark.parametrize(("module", "spec"), PYTHON, ids=[s for _, s in PYTHON])
 def test_a_python_framework_adapter_passes_the_doctor(module: str, spec: str) -> None:
-    if importlib.util.find_spec(module) is None:
+    if not _installed(module):
         pytest.skip(f"{module} is not installed (pip install -e '.[frameworks]')")
     _check(spec)
 

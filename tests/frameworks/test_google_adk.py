@@ -205,3 +205,18 @@ def test_allow_runs_without_a_question() -> None:
 def test_pre_execute_deny_is_skipped_with_its_reason() -> None:
     with pytest.raises(ScenarioSkipped, match="no pre-execute denial"):
         make_adapter().run(gated({"kind": "deny", "reason": "no"}, None))
+
+
+def test_caller_writes_reach_the_function_call_adk_runs() -> None:
+    """The afterInvoke write lands on the FunctionCall of the event the host is handed,
+    which ADK then runs (it takes no snapshot there); afterResult writes are made too."""
+    write = [{"target": "caller-arguments", "path": ["x"], "value": 2}]
+    call = {"callId": "c1", "name": "read_file", "agent": "main", "arguments": {"x": 1}}
+    scn = guarded(None)
+    scn["tools"][0]["execute"] = [{"observe": "arguments"}, {"return": "contents"}]
+    scn["actions"] = [{"call": {**call, "afterInvoke": write, "afterResult": write}}]
+    trace = trace_for(scn)
+    made = [e["id"] for e in trace["events"] if e.get("stage") == "caller" and "mutate" in e]
+    assert made == ["after-invoke", "after-result"]
+    seen = [e["observed"] for e in trace["events"] if e.get("what") == "arguments"]
+    assert seen == [{"x": 2}]
