@@ -312,8 +312,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
             )
             return 2
     every = [script for directory in dirs for script in scripts_of(directory)]
-    ran = run_all(every, args.root, args.timeout, args.jobs)
-    outcomes = [check(directory, args.root, args.timeout, out, ran) for directory in dirs]
+    results = run_all(every, args.root, args.timeout, args.jobs)
+    outcomes = [check(directory, args.root, args.timeout, out, results) for directory in dirs]
     failed = [f for o in outcomes for f in o.failed]
     ran = sum(o.ran for o in outcomes)
     print(file=out)
