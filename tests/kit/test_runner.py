@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conformance.adapters import openai_agents, pydantic_ai, reference, runner
+from conformance.adapters import reference, runner
 from conformance.adapters.runner import Driver, Stage, run_actions, well_formed
 from conformance.interpreter.session import JSON
 from conformance.scenario.methods import near_miss_values
@@ -42,9 +42,23 @@ def test_every_near_miss_of_a_kind_is_no_decision(miss: Any) -> None:
     assert not well_formed({"kind": miss, "reason": "r"}, "pre-execute")
 
 
-def test_every_adapter_uses_the_one_shape_test() -> None:
-    for module in (reference, pydantic_ai, openai_agents):
+def test_the_reference_adapter_uses_the_one_shape_test() -> None:
+    assert reference.well_formed is runner.well_formed  # it hands decisions on as they are
+
+
+@pytest.mark.parametrize("name", ["pydantic_ai", "openai_agents", "google_adk", "langgraph"])
+def test_every_framework_adapter_uses_the_one_shape_test(name: str) -> None:
+    # each imports its framework (the extra [frameworks]); it reads a decision's kind
+    module = pytest.importorskip(f"conformance.adapters.{name}", exc_type=ImportError)
+    assert module.kind_of is runner.kind_of
+    if hasattr(module, "well_formed"):
         assert module.well_formed is runner.well_formed
+
+
+@pytest.mark.parametrize(("stage", "decision"), WELL_FORMED + MALFORMED)
+def test_kind_of_is_the_kind_of_a_well_formed_decision_only(stage: Stage, decision: Any) -> None:
+    expected = decision["kind"] if well_formed(decision, stage) else None
+    assert runner.kind_of(decision, stage) == expected
 
 
 class _Slow(Driver):
