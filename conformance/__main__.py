@@ -1,5 +1,5 @@
 """``python -m conformance``: the same as the ``toolreg-conformance`` command."""
 
-from conformance.cli.main import main
+from conformance.cli.main import command
 
-raise SystemExit(main())
+raise SystemExit(command())

@@ -1,5 +1,5 @@
 """The ``toolreg-conformance`` command."""
 
-from conformance.cli.main import main
+from conformance.cli.main import command, main
 
-__all__ = ["main"]
+__all__ = ["command", "main"]

@@ -26,11 +26,12 @@ import os
 import shutil
 import sys
 import tempfile
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from conformance.adapters import load_adapter
 from conformance.seam.adapter import Adapter, AdapterError
@@ -51,6 +52,7 @@ __all__ = [
     "check_deadline",
     "close_adapter",
     "debug_enabled",
+    "leave_quietly",
     "load",
     "opened",
     "progress_printer",
@@ -279,6 +281,29 @@ def writable_dir(path: str | None, option: str = "--report") -> Path | None:
     return directory
 
 
+class _BoundedFormatter(logging.Formatter):
+    """A record's traceback cut to its last frames: a runaway recursion's is thousands."""
+
+    FRAMES = 30
+
+    def formatException(self, ei: Any) -> str:
+        _, error, tb = ei
+        if error is None:
+            return super().formatException(ei)
+        lines = traceback.format_exception(type(error), error, tb, limit=-self.FRAMES)
+        return "".join(lines).rstrip("\n")
+
+
+def leave_quietly() -> None:
+    """After a command, before the interpreter exits: what an in-process implementation left
+    behind (tasks still pending when their event loop closed, which asyncio reports when they
+    are collected at exit, formatting a repr and a traceback each) is not the terminal's
+    business. Its records go to a handler that neither formats nor prints them; the report
+    was written already. (A reference mutant whose wrappers re-enter without end printed
+    two million lines there, and took longer to exit than to be judged.)"""
+    logging.getLogger().handlers = [logging.NullHandler()]
+
+
 class CapturedLogs(logging.Handler):
     """The implementation's own log records, kept off the terminal.
 
@@ -288,13 +313,18 @@ class CapturedLogs(logging.Handler):
     with a report directory written in full to ``implementation.log`` there.
     """
 
+    #: At most this many characters of the implementation's records go to the log file; the
+    #: rest are counted only (a runaway implementation's flood is not the disk's problem).
+    LOG_FILE_LIMIT = 20_000_000
+
     def __init__(self, log_file: Path | None, keep: int = 20) -> None:
         super().__init__(logging.DEBUG)
         self.count = 0
+        self.written = 0
         self.tail: deque[str] = deque(maxlen=keep)
         self.log_file = log_file
         self._stream: TextIO | None = None
-        self.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        self.setFormatter(_BoundedFormatter("%(levelname)s %(name)s: %(message)s"))
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -303,10 +333,14 @@ class CapturedLogs(logging.Handler):
             text = f"{record.levelname} {record.name}: <unformattable record>"
         self.count += 1
         self.tail.append(text.splitlines()[0] if text else "")
-        if self.log_file is not None:
-            if self._stream is None:
-                self._stream = self.log_file.open("w", encoding="utf-8")
-            self._stream.write(text + "\n")
+        if self.log_file is None or self.written > self.LOG_FILE_LIMIT:
+            return
+        if self._stream is None:
+            self._stream = self.log_file.open("w", encoding="utf-8")
+        self.written += len(text) + 1
+        if self.written > self.LOG_FILE_LIMIT:
+            text = f"... (more than {self.LOG_FILE_LIMIT} characters: the rest counted, not kept)"
+        self._stream.write(text + "\n")
 
     def close(self) -> None:
         if self._stream is not None:

@@ -25,6 +25,7 @@ from conformance.cli.common import (
     capture_logs,
     close_adapter,
     debug_enabled,
+    leave_quietly,
     progress_printer,
     writable_dir,
 )
@@ -266,6 +267,15 @@ def _transport_options(parser: argparse.ArgumentParser) -> None:
         help="per-answer deadline of a stdio/HTTP harness, plus what the scenario itself "
         "waits for (default: 5)",
     )
+
+
+def command() -> int:
+    """The ``toolreg-conformance`` command (and ``python -m conformance``): :func:`main` on the
+    process's arguments, then :func:`~conformance.cli.common.leave_quietly` before exit."""
+    try:
+        return main()
+    finally:
+        leave_quietly()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

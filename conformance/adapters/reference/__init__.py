@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
@@ -355,6 +356,19 @@ def _appended(items: list[dict[str, Any]], item: dict[str, Any]) -> dict[str, An
     return item
 
 
+def plain_report(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The exception handler of :func:`run_in_a_new_loop`'s loops: asyncio's default handler,
+    minus the repr of the task or future concerned. That repr follows what the task awaits;
+    for a runaway chain of tasks (a wrapper that re-enters itself) it recurses to the
+    interpreter's limit, once per pending task collected, and the process spends longer
+    exiting than it spent being judged. The message and the exception are logged as before."""
+    error = context.get("exception")
+    logging.getLogger("asyncio").error(
+        "%s", context.get("message") or "unhandled exception in the event loop",
+        exc_info=error if isinstance(error, BaseException) else None,
+    )  # fmt: skip
+
+
 def run_in_a_new_loop(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)`` without its SIGINT handling: a fresh event loop, closed after
     every task left is cancelled and async generators and the default executor are shut
@@ -367,6 +381,7 @@ def run_in_a_new_loop(main: Coroutine[Any, Any, T]) -> T:
     KeyboardInterrupt out of the loop as it does anywhere else.
     """
     loop = asyncio.new_event_loop()
+    loop.set_exception_handler(plain_report)
     try:
         asyncio.set_event_loop(loop)
         return loop.run_until_complete(main)
