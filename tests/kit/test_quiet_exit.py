@@ -53,3 +53,35 @@ def test_a_run_that_leaves_runaway_tasks_behind_exits_quietly_and_soon(tmp_path:
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     assert "Task was destroyed" not in done.stderr
     assert len(done.stderr.splitlines()) < 20, done.stderr[-2000:]
+
+
+def test_the_implementation_log_is_bounded(tmp_path: Path) -> None:
+    from conformance.cli.common import CapturedLogs
+
+    handler = CapturedLogs(tmp_path / "implementation.log")
+    handler.LOG_FILE_LIMIT = 10_000
+    log = logging.getLogger("flooding")
+    log.propagate, log.handlers = False, [handler]
+
+    def ping(n: int) -> None:  # two frames in turn: no "previous line repeated" folding
+        if n:
+            pong(n - 1)
+        raise RuntimeError("at the bottom")
+
+    def pong(n: int) -> None:
+        ping(n - 1)
+
+    try:
+        try:
+            ping(200)
+        except RuntimeError:
+            log.exception("a deep failure")
+        for turn in range(500):
+            log.error("flood %d", turn)
+    finally:
+        log.handlers = []
+        handler.close()
+    text = (tmp_path / "implementation.log").read_text(encoding="utf-8")
+    assert handler.count == 501  # every record counted
+    assert text.count("\n  File ") == 30  # the traceback's last frames only
+    assert len(text) < 10_000 + 500 and text.endswith("the rest counted, not kept)\n")
