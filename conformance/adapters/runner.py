@@ -25,7 +25,7 @@ from typing import Any, Final, Literal
 
 from conformance.interpreter.session import JSON, Binding, jsonable
 from conformance.seam.adapter import ScenarioSkipped
-from conformance.vocab import action_deadline
+from conformance.vocab import ACTION_DEADLINE_S, action_deadline
 
 __all__ = [
     "ACTION_DEADLINE_S",
@@ -39,9 +39,6 @@ __all__ = [
     "well_formed",
 ]
 
-#: The per-action deadline: an action still pending after it is answered ``raised`` with
-#: :func:`conformance.vocab.action_deadline`'s text (a timeout, judged as a hang).
-ACTION_DEADLINE_S: Final = 5.0
 
 Stage = Literal["pre-execute", "post-execute"]
 

@@ -10,6 +10,7 @@ and by the checkers of the same table (a fixture's ``expect`` block).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +33,8 @@ from conformance.seam.adapter import (
     ScenarioSkipped,
     trim,
 )
-from conformance.vocab import Status, is_action_timeout
+from conformance.seam.overrun import Overran, bounded, budget
+from conformance.vocab import ACTION_DEADLINE_S, Status, is_action_timeout
 
 __all__ = ["Evaluation", "KitError", "NoTrace", "evaluate", "judge", "run_scenario"]
 
@@ -112,7 +114,13 @@ def run_scenario(
 ) -> tuple[dict[str, Any] | None, NoTrace | None]:
     """Run one scenario: (a schema-valid trace, None) or (None, why there is no trace)."""
     try:
-        trace = adapter.run(scenario)
+        # an adapter with a transport bounds each answer itself (its deadline_s); an in-process
+        # one runs the implementation on this thread, bounded here
+        own = getattr(adapter, "deadline_s", None) is not None
+        with contextlib.nullcontext() if own else bounded(budget(scenario, ACTION_DEADLINE_S)):
+            trace = adapter.run(scenario)
+    except Overran as e:  # a hang that never yielded: no per-action deadline could end it
+        return None, NoTrace(Status.TIMEOUT, str(e), "timeout")
     except ScenarioSkipped as e:
         why = f"the implementation skipped it: {e.reason}"
         return None, NoTrace(Status.NOT_APPLICABLE, why, "skipped", reason=e.reason)
