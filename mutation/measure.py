@@ -256,11 +256,15 @@ def start(args: argparse.Namespace, work: Path, tree: Path, session: Path) -> Pl
     check_imports(tree)
     os.chdir(tree)
     probe = effective_config(30 * MIN_TIMEOUT_S)  # a mutant's --timeout is no baseline's
-    baseline_s = baseline(probe)
-    timeout = args.timeout or max(args.min_timeout, args.timeout_factor * baseline_s)
-    corpus = write_corpus(tree, work / "corpus.jsonl") if args.corpus else None
-    if corpus is not None:
+    corpus: str | None = None
+    if args.corpus:  # the run that writes the corpus is the baseline: one quick run, not two
+        started = time.monotonic()
+        corpus = write_corpus(tree, work / "corpus.jsonl")
+        baseline_s = time.monotonic() - started
         replay_baseline(probe, corpus)
+    else:
+        baseline_s = baseline(probe)
+    timeout = args.timeout or max(args.min_timeout, args.timeout_factor * baseline_s)
     config = effective_config(timeout)
     config["excluded-modules"] = [*config.get("excluded-modules", ()), *args.exclude]
     (work / "cosmic-ray.toml").write_text(serialize_config(config), encoding="utf-8")
