@@ -190,15 +190,9 @@ def run_all(scripts: Sequence[Path], root: Path, timeout: float, jobs: int) -> d
         return dict(zip(scripts, done, strict=True))
 
 
-def check(
-    directory: Path,
-    root: Path,
-    timeout: float,
-    out: TextIO,
-    ran: Mapping[Path, Ran] | None = None,
-) -> Outcome:
-    """Check that ``directory``'s reproductions reproduce (each script's run taken from ``ran``
-    when it holds it, else run now), and that every finding has one."""
+def check(directory: Path, out: TextIO, ran: Mapping[Path, Ran]) -> Outcome:
+    """Check that ``directory``'s reproductions reproduced (each script's run is in ``ran``:
+    :func:`run_all` of :func:`scripts_of`), and that every finding has one."""
     outcome = Outcome(directory)
     findings = published(directory)
     strict = (directory / "contract.json").is_file()
@@ -220,9 +214,7 @@ def check(
             continue
         script = found[0]
         outcome.ran += 1
-        reproduces, line, detail = (
-            ran[script] if ran is not None and script in ran else run_one(script, root, timeout)
-        )
+        reproduces, line, detail = ran[script]
         what = findings.get(rule_id)
         label = f"the published {what}" if what else "no published finding"
         if reproduces:
@@ -313,7 +305,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
             return 2
     every = [script for directory in dirs for script in scripts_of(directory)]
     results = run_all(every, args.root, args.timeout, args.jobs)
-    outcomes = [check(directory, args.root, args.timeout, out, results) for directory in dirs]
+    outcomes = [check(directory, out, results) for directory in dirs]
     failed = [f for o in outcomes for f in o.failed]
     ran = sum(o.ran for o in outcomes)
     print(file=out)
