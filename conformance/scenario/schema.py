@@ -60,12 +60,36 @@ class FixtureError(Exception):
         self.message = message
 
 
+#: Where a ``$ref`` points: (schema file name without ``.schema.json``, JSON pointer).
+_Target = tuple[str, str]
+
+
+@cache
+def _document(path: Path) -> Any:
+    """A schema file, read once (shared: nothing may change it)."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _schema_files() -> list[Path]:
+    return sorted(SCHEMA_DIR.glob("*.schema.json"))
+
+
+def _root(name: str) -> tuple[Any, _Target]:
+    """(the document to validate against, where it starts) for a :func:`schema` name: a
+    file, or ``file#definition`` (a reference into that file's ``$defs``)."""
+    file, _, definition = name.partition("#")
+    document = _document(SCHEMA_DIR / f"{file}.schema.json")
+    if not definition:
+        return document, (file, "")
+    return {"$ref": f"{document['$id']}#/$defs/{definition}"}, (file, f"/$defs/{definition}")
+
+
 @cache
 def _schema_registry() -> Registry[Any]:
     """Every schema under ``fixtures/schema``, so one may ``$ref`` another by file name."""
     resources = []
     for path in _schema_files():
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = _document(path)
         Draft202012Validator.check_schema(document)
         resources.append((document["$id"], Resource.from_contents(document, DRAFT202012)))
     return Registry().with_resources(resources)
@@ -77,15 +101,7 @@ def schema(name: str) -> Draft202012Validator:
 
     ``name`` may point into a document's ``$defs``: ``protocol#started``.
     """
-    file, _, definition = name.partition("#")
-    document = json.loads((SCHEMA_DIR / f"{file}.schema.json").read_text(encoding="utf-8"))
-    if definition:
-        document = {"$ref": f"{document['$id']}#/$defs/{definition}"}
-    return Draft202012Validator(document, registry=_schema_registry())
-
-
-#: Where a ``$ref`` points: (schema file name without ``.schema.json``, JSON pointer).
-_Target = tuple[str, str]
+    return Draft202012Validator(_root(name)[0], registry=_schema_registry())
 
 
 def _refs(node: Any) -> Iterator[str]:
@@ -113,7 +129,7 @@ def _target(ref: str, file: str) -> _Target | None:
 
 
 def _at(file: str, pointer: str) -> Any:
-    node: Any = json.loads((SCHEMA_DIR / f"{file}.schema.json").read_text(encoding="utf-8"))
+    node: Any = _document(SCHEMA_DIR / f"{file}.schema.json")
     for part in filter(None, pointer.split("/")):
         node = node[part.replace("~1", "/").replace("~0", "~")]
     return node
@@ -148,19 +164,11 @@ def _fast(name: str) -> Any:
     reaches a reference cycle: jsonschema-rs recurses on the native stack, and a cycle lets a
     deep document overflow it (a crash, not an error). Without one, it descends no deeper
     than the schema, whatever the document."""
-    file, _, definition = name.partition("#")
-    if not _bounded((file, f"/$defs/{definition}" if definition else "")):
+    document, start = _root(name)
+    if not _bounded(start):
         return None
-    document = _at(file, "")
-    if definition:
-        document = {"$ref": f"{document['$id']}#/$defs/{definition}"}
-    every = [_at(path.name.removesuffix(".schema.json"), "") for path in _schema_files()]
-    registry = jsonschema_rs.Registry([(d["$id"], d) for d in every])
+    registry = jsonschema_rs.Registry([(d["$id"], d) for d in map(_document, _schema_files())])
     return jsonschema_rs.validator_for(document, registry=registry)
-
-
-def _schema_files() -> list[Path]:
-    return sorted(SCHEMA_DIR.glob("*.schema.json"))
 
 
 def conforms(document: Any, name: str) -> bool:
