@@ -1,4 +1,8 @@
-"""Named rule sets for ``--rules``: today one, ``portable``.
+"""Named rule sets for ``--rules``: ``portable`` and ``smoke``.
+
+``smoke`` (:data:`SMOKE`) is a rule or two of every group, the optional capabilities among
+them: enough to show that a transport, an installed package or a harness carries each
+group, in a few seconds. It judges nothing the whole run does not.
 
 The portable set judges any agent framework's tool pipeline only on invariants every such
 design claims: consent binds what runs; a call that is not granted (a denial, an ask nobody
@@ -28,6 +32,7 @@ __all__ = [
     "PORTABLE",
     "PORTABLE_CLAUSES",
     "RULE_SETS",
+    "SMOKE",
     "Selection",
     "stages_of",
 ]
@@ -152,7 +157,14 @@ EXCLUDED: Final[Mapping[str, str]] = {
     "SCOPE-2": "one visibility view across native and Code Mode",
 }
 
+#: A rule or two per group, the optional capabilities among them (see the module's text).
+SMOKE: Final = (
+    "PRE-1", "PRE-4", "GUARD-1", "SCOPE-1", "DEF-3", "PIPE-1", "OUT-1", "EXEC-1", "POST-1",
+    "FIN-2", "RES-1", "CTX-1", "CONC-1", "CANCEL-1", "CODE-1",
+)  # fmt: skip
+
 #: ``--rules NAME`` selects a named set.
 RULE_SETS: Final[Mapping[str, Selection]] = {
     "portable": {rid: PORTABLE_CLAUSES.get(rid) for rid in PORTABLE},
+    "smoke": dict.fromkeys(SMOKE),
 }
