@@ -77,6 +77,22 @@ class CallView:
     interrupted: str | None = None
     #: The closed forms the implementation declared (AdapterInfo.closed_forms).
     forms: frozenset[str] = DEFAULT_CLOSED_FORMS
+    #: ``events`` by (stage, at), in order, and how many events that index covers (it is
+    #: built again whenever ``events`` grew: the view appends them as it reads the trace).
+    _kinds: dict[tuple[Any, Any], list[Mapping[str, Any]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _indexed: int = field(default=-1, init=False, repr=False, compare=False)
+
+    def of_kind(self, stage: str, at: str) -> list[Mapping[str, Any]]:
+        """The call's events of ``stage`` that are of kind ``at`` (``enter``, ``exit``,
+        ``throw``...), in order (the list is shared: do not change it)."""
+        if self._indexed != len(self.events):
+            kinds: dict[tuple[Any, Any], list[Mapping[str, Any]]] = {}
+            for e in self.events:
+                kinds.setdefault((e.get("stage"), e.get("at")), []).append(e)
+            self._kinds, self._indexed = kinds, len(self.events)
+        return self._kinds.get((stage, at), [])
 
     @property
     def id(self) -> str:
@@ -128,13 +144,10 @@ class CallView:
         return code if isinstance(code, str) else None
 
     def entered(self, stage: str, ident: str | None = None) -> list[Mapping[str, Any]]:
-        return [
-            e
-            for e in self.events
-            if e.get("stage") == stage
-            and e.get("at") == "enter"
-            and (ident is None or e.get("id") == ident)
-        ]
+        entered = self.of_kind(stage, "enter")
+        if ident is None:
+            return list(entered)
+        return [e for e in entered if e.get("id") == ident]
 
     @property
     def body_entered(self) -> bool:
@@ -164,18 +177,16 @@ class CallView:
         A throw that was not the script's own (``unscripted``: a ``next()`` that raised, a
         nested call that raised) is not "the listener threw": no rule forgives it as one
         (method 11; :meth:`broke` asks about those)."""
-        return any(e.get("stage") in stages and scripted_throw(e) for e in self.events)
+        return any(
+            not e.get("unscripted") for stage in stages for e in self.of_kind(stage, "throw")
+        )
 
     def broke(self, stage: str) -> list[Mapping[str, Any]]:
         """The throw events of ``stage`` that were not their script's own throw."""
-        return [
-            e
-            for e in self.events
-            if e.get("stage") == stage and e.get("at") == "throw" and e.get("unscripted")
-        ]
+        return [e for e in self.of_kind(stage, "throw") if e.get("unscripted")]
 
     def exits(self, stage: str) -> list[Mapping[str, Any]]:
-        return [e for e in self.events if e.get("stage") == stage and e.get("at") == "exit"]
+        return list(self.of_kind(stage, "exit"))
 
     def observations(self, what: str) -> list[Mapping[str, Any]]:
         return [e for e in self.events if e.get("what") == what and "observed" in e]
