@@ -9,6 +9,7 @@ import pytest
 from jsonschema.validators import Draft202012Validator
 
 from conformance.adapters.reference import run_in_a_new_loop
+from conformance.adapters.reference.loop import run_in_a_clean_loop
 from conformance.judging.rules._json import schema_usable
 
 
@@ -38,6 +39,89 @@ def test_a_new_loop_runs_like_asyncio_run_and_leaves_nothing_behind() -> None:
 
     with pytest.raises(ValueError, match="boom"):
         run_in_a_new_loop(broken())
+
+
+def _loop() -> asyncio.AbstractEventLoop:
+    async def main() -> asyncio.AbstractEventLoop:
+        return asyncio.get_running_loop()
+
+    return run_in_a_clean_loop(main())
+
+
+def test_a_clean_scenario_hands_its_loop_on_and_its_timers_never_fire_in_the_next() -> None:
+    fired: list[str] = []
+
+    async def schedules() -> asyncio.AbstractEventLoop:
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.01, fired.append, "late")  # due after this scenario returned
+        loop.call_at(loop.time() + 0.01, fired.append, "later")
+        return loop
+
+    first = run_in_a_clean_loop(schedules())
+
+    async def waits() -> asyncio.AbstractEventLoop:
+        await asyncio.sleep(0.05)  # long past both timers' due time
+        return asyncio.get_running_loop()
+
+    assert run_in_a_clean_loop(waits()) is first  # the same loop, reused
+    assert fired == []  # the first scenario's timers were cancelled when it ended
+    assert not first.is_closed()
+
+
+def _leaves_a_task() -> None:
+    async def main() -> None:
+        asyncio.get_running_loop().create_task(asyncio.sleep(3600))
+
+    run_in_a_clean_loop(main())
+
+
+def _uses_the_executor() -> None:
+    async def main() -> None:
+        await asyncio.get_running_loop().run_in_executor(None, int)
+
+    run_in_a_clean_loop(main())
+
+
+def _raises() -> None:
+    async def main() -> None:
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        run_in_a_clean_loop(main())
+
+
+def _interrupted() -> None:
+    async def main() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_in_a_clean_loop(main())
+
+
+@pytest.mark.parametrize("leave", [_leaves_a_task, _uses_the_executor, _raises, _interrupted])
+def test_a_scenario_that_leaves_anything_behind_ends_its_loop(leave: Any) -> None:
+    before = _loop()
+    seen: dict[str, Any] = {}
+
+    async def note() -> None:
+        seen["loop"] = asyncio.get_running_loop()
+
+    run_in_a_clean_loop(note())
+    assert seen["loop"] is before  # clean so far: the kept loop
+    leave()
+    after = _loop()
+    assert before.is_closed() and after is not before and not after.is_closed()
+
+
+def test_another_thread_gets_a_fresh_loop_closed_after_use() -> None:
+    import threading
+
+    kept = _loop()
+    got: list[asyncio.AbstractEventLoop] = []
+    thread = threading.Thread(target=lambda: got.append(_loop()))
+    thread.start()
+    thread.join()
+    assert got[0] is not kept and got[0].is_closed() and _loop() is kept
 
 
 @pytest.mark.parametrize(

@@ -10,14 +10,13 @@ does on the registry). It never judges anything. docs/adapters.md walks through 
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
-from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import conformance.adapters.runner as runner
 import reference
+from conformance.adapters.reference.loop import plain_report, run_in_a_clean_loop, run_in_a_new_loop
 from conformance.adapters.runner import attempt_write, run_actions, well_formed
 from conformance.interpreter.code_runtime import ScriptedCodeRuntime
 from conformance.interpreter.session import JSON, Binding, Session, decode, jsonable
@@ -41,13 +40,12 @@ __all__ = [
     "build_definition",
     "code_runtime",
     "native_decision",
+    "plain_report",
     "run_actions",
     "run_in_a_new_loop",
 ]
 
 ACTION_DEADLINE_S = runner.ACTION_DEADLINE_S  # the runner's; a test may shorten it here
-
-T = TypeVar("T")
 
 REGISTRY_FACTORY = Callable[[Mapping[str, Any]], Registry]
 
@@ -183,7 +181,7 @@ class ReferenceAdapter:
         return self._info
 
     def run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
-        return run_in_a_new_loop(self._run(scenario))
+        return run_in_a_clean_loop(self._run(scenario))
 
     async def _run(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
         session = self._session(scenario, self._binding)
@@ -354,55 +352,3 @@ def nested_input(ctx: Any, call_id: str, name: str, arguments: Any) -> ToolExecu
 def _appended(items: list[dict[str, Any]], item: dict[str, Any]) -> dict[str, Any]:
     items.append(item)
     return item
-
-
-def plain_report(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    """The exception handler of :func:`run_in_a_new_loop`'s loops: asyncio's default handler,
-    minus the repr of the task or future concerned. That repr follows what the task awaits;
-    for a runaway chain of tasks (a wrapper that re-enters itself) it recurses to the
-    interpreter's limit, once per pending task collected, and the process spends longer
-    exiting than it spent being judged. The message and the exception are logged as before."""
-    error = context.get("exception")
-    logging.getLogger("asyncio").error(
-        "%s", context.get("message") or "unhandled exception in the event loop",
-        exc_info=error if isinstance(error, BaseException) else None,
-    )  # fmt: skip
-
-
-def run_in_a_new_loop(main: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(main)`` without its SIGINT handling: a fresh event loop, closed after
-    every task left is cancelled and async generators and the default executor are shut
-    down, as ``asyncio.run`` does.
-
-    ``asyncio.run`` swaps the SIGINT handler around every call when the default one is
-    installed, and putting the default back formats the repr of its handler (which holds
-    the running task): a fifth of the time of a small scenario. The kit has its own
-    interrupt handling (:mod:`conformance.running.interrupt`); a Ctrl-C here raises
-    KeyboardInterrupt out of the loop as it does anywhere else.
-    """
-    loop = asyncio.new_event_loop()
-    loop.set_exception_handler(plain_report)
-    try:
-        asyncio.set_event_loop(loop)
-        return loop.run_until_complete(main)
-    finally:
-        try:
-            left = asyncio.all_tasks(loop)
-            for task in left:
-                task.cancel()
-            if left:
-                loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
-                for task in left:
-                    if not task.cancelled() and task.exception() is not None:
-                        loop.call_exception_handler(
-                            {
-                                "message": "unhandled exception during run_in_a_new_loop()",
-                                "exception": task.exception(),
-                                "task": task,
-                            }
-                        )
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
-        finally:
-            asyncio.set_event_loop(None)
-            loop.close()

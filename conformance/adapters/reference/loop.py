@@ -1,0 +1,164 @@
+"""The event loops the reference adapter runs scenarios in.
+
+Rules:
+
+* A scenario starts on a loop with nothing on it: no task, no timer, no callback and no
+  async generator of an earlier scenario can run during it.
+* A scenario's leftovers are ended as ``asyncio.run`` ends them: every task left is
+  cancelled and awaited, then async generators and the default executor are shut down.
+* SIGINT is left alone (``asyncio.run`` swaps its handler per call; the kit has its own,
+  :mod:`conformance.running.interrupt`).
+
+Theory of operation: making and closing a loop (a selector, a self-pipe, their file
+descriptors) costs several times a small scenario's own scheduling. So the main thread
+keeps one loop, :class:`ScenarioLoop`, and hands it to the next scenario only when the last
+one left it *clean*: it returned, no task and no ready callback of it is left, and it
+never used the default executor. Its timers are cancelled then (the loop knows
+every handle it scheduled), so a late ``call_later`` of one scenario never fires in the
+next. Anything else -- a task left behind, an executor used, a ``BaseException`` (Ctrl-C,
+the overrun bound's alarm) in the middle of a step -- and the loop is ended exactly as
+:func:`run_in_a_new_loop` ends its own, and the next scenario gets a fresh one. Threads
+other than the main one (the HTTP server's) always get a fresh loop, closed after use, so
+no thread leaves a loop's file descriptors behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Executor
+from contextvars import Context
+from typing import Any, TypeVar, TypeVarTuple
+
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
+
+
+def plain_report(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The exception handler of the scenario loops: asyncio's default handler,
+    minus the repr of the task or future concerned. That repr follows what the task awaits;
+    for a runaway chain of tasks (a wrapper that re-enters itself) it recurses to the
+    interpreter's limit, once per pending task collected, and the process spends longer
+    exiting than it spent being judged. The message and the exception are logged as before."""
+    error = context.get("exception")
+    logging.getLogger("asyncio").error(
+        "%s", context.get("message") or "unhandled exception in the event loop",
+        exc_info=error if isinstance(error, BaseException) else None,
+    )  # fmt: skip
+
+
+class ScenarioLoop(asyncio.SelectorEventLoop):
+    """A selector loop that remembers every timer it scheduled and whether the default
+    executor was used, so that it can be handed clean to the next scenario."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.set_exception_handler(plain_report)
+        self.timers: list[asyncio.TimerHandle] = []
+        self.used_executor = False
+        self.pid = os.getpid()
+
+    def call_at(
+        self,
+        when: float,
+        callback: Callable[[*Ts], object],
+        *args: *Ts,
+        context: Context | None = None,
+    ) -> asyncio.TimerHandle:
+        handle = super().call_at(when, callback, *args, context=context)
+        self.timers.append(handle)
+        return handle
+
+    def run_in_executor(
+        self, executor: Executor | None, func: Callable[[*Ts], T], *args: *Ts
+    ) -> asyncio.Future[T]:
+        if executor is None:
+            self.used_executor = True
+        return super().run_in_executor(executor, func, *args)
+
+    def idle(self) -> bool:
+        """No callback is waiting to run (asyncio's own ready queue; a loop without one, of
+        another asyncio, never counts as idle)."""
+        ready = getattr(self, "_ready", None)
+        return ready is not None and len(ready) == 0
+
+    def forget_timers(self) -> None:
+        """Cancel every timer scheduled so far (one that already ran is unaffected)."""
+        for handle in self.timers:
+            handle.cancel()
+        self.timers.clear()
+
+
+_kept = threading.local()
+
+
+def run_in_a_new_loop(main: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(main)`` without its SIGINT handling: a fresh event loop, closed after
+    every task left is cancelled and async generators and the default executor are shut
+    down, as ``asyncio.run`` does."""
+    return _run(ScenarioLoop(), main, keep=False)
+
+
+def run_in_a_clean_loop(main: Coroutine[Any, Any, T]) -> T:
+    """Like :func:`run_in_a_new_loop`, on the main thread's kept loop when the scenario
+    before left it clean (see the module's rules)."""
+    if threading.current_thread() is not threading.main_thread():
+        return run_in_a_new_loop(main)
+    loop: ScenarioLoop | None = getattr(_kept, "loop", None)
+    _kept.loop = None  # held by this run; put back only if it ends clean
+    if loop is None or loop.is_closed() or loop.pid != os.getpid():
+        loop = ScenarioLoop()
+    return _run(loop, main, keep=True)
+
+
+async def _then_asyncgens(main: Coroutine[Any, Any, T]) -> tuple[T, bool]:
+    """``main``'s value, and whether it ended with no other task left (then its async
+    generators are shut down here, as ``asyncio.run`` would once no task is left)."""
+    value = await main
+    alone = asyncio.all_tasks() <= {asyncio.current_task()}
+    if alone:
+        await asyncio.get_running_loop().shutdown_asyncgens()
+    return value, alone
+
+
+def _run(loop: ScenarioLoop, main: Coroutine[Any, Any, T], *, keep: bool) -> T:
+    clean = False
+    try:
+        asyncio.set_event_loop(loop)
+        value, clean = loop.run_until_complete(_then_asyncgens(main))
+        return value
+    finally:
+        try:
+            if not (keep and clean and not loop.used_executor and loop.idle()):
+                _end(loop)
+            else:
+                loop.forget_timers()
+                _kept.loop = loop
+        finally:
+            asyncio.set_event_loop(None)
+
+
+def _end(loop: ScenarioLoop) -> None:
+    """End ``loop`` as ``asyncio.run`` ends its own, and close it."""
+    try:
+        left = asyncio.all_tasks(loop)
+        for task in left:
+            task.cancel()
+        if left:
+            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+            for task in left:
+                if not task.cancelled() and task.exception() is not None:
+                    loop.call_exception_handler(
+                        {
+                            "message": "unhandled exception during a scenario loop's shutdown",
+                            "exception": task.exception(),
+                            "task": task,
+                        }
+                    )
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        loop.close()
