@@ -106,24 +106,49 @@ def jsonable(value: Any, _active: frozenset[int] = frozenset()) -> JSON:
 
     A cycle is recorded as ``{"$special": "cycle"}`` instead of recursing forever.
     """
-    if value is None or isinstance(value, (bool, int, str)):
+    shape = _SHAPES.get(type(value)) or _shape(type(value))
+    if shape == "scalar":
         return value
-    if isinstance(value, float):
+    if shape == "float":
         return (
             value if math.isfinite(value) else {"$special": "nan" if value != value else "infinity"}
         )
-    if isinstance(value, (Mapping, list, tuple)) and id(value) in _active:
-        return {"$special": "cycle"}
-    if isinstance(value, Mapping):
+    if shape == "mapping" or shape == "sequence":
+        if id(value) in _active:
+            return {"$special": "cycle"}
         inner = _active | {id(value)}
-        return {str(k): jsonable(v, inner) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        inner = _active | {id(value)}
+        if shape == "mapping":
+            return {str(k): jsonable(v, inner) for k, v in value.items()}
         return [jsonable(v, inner) for v in value]
     to_json = getattr(value, "to_json", None)
     if callable(to_json):
         return jsonable(to_json())
     return {"$special": "host-object", "repr": type(value).__name__}
+
+
+#: :func:`_shape` and :func:`_container` per type seen (emptied when it outgrows a bound: a
+#: class made per scenario must not pile up in a long run).
+_SHAPES: dict[type, str] = {}
+_CONTAINERS: dict[type, bool] = {}
+_TYPES_KEPT = 4096
+
+
+def _shape(kind: type) -> str:
+    """How :func:`jsonable` records a value of type ``kind``, worked out once per type (the
+    ABC checks are the slow part of recording a trace): ``scalar`` as it is (None, bool,
+    int, str), ``float``, ``mapping``, ``sequence`` (list, tuple), or ``other``."""
+    if kind is type(None) or issubclass(kind, (bool, int, str)):
+        shape = "scalar"
+    elif issubclass(kind, float):
+        shape = "float"
+    elif issubclass(kind, Mapping):
+        shape = "mapping"
+    else:
+        shape = "sequence" if issubclass(kind, (list, tuple)) else "other"
+    if len(_SHAPES) >= _TYPES_KEPT:
+        _SHAPES.clear()
+    _SHAPES[kind] = shape
+    return shape
 
 
 @functools.lru_cache(maxsize=1024)
@@ -350,7 +375,16 @@ def _text(value: Any) -> str | None:
 
 
 def _is_container(obj: Any) -> bool:
-    return isinstance(obj, (Mapping, Sequence)) and not isinstance(obj, (str, bytes))
+    """Is ``obj`` read by item (a mapping or a sequence, not text)? Worked out once per type:
+    the ABC checks are the slow part of every read."""
+    kind = type(obj)
+    known = _CONTAINERS.get(kind)
+    if known is None:
+        known = issubclass(kind, (Mapping, Sequence)) and not issubclass(kind, (str, bytes))
+        if len(_CONTAINERS) >= _TYPES_KEPT:
+            _CONTAINERS.clear()
+        _CONTAINERS[kind] = known
+    return known
 
 
 def _camel(name: str) -> str:

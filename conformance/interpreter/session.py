@@ -411,11 +411,10 @@ class Session:
         enter: bool = True,
     ) -> Any:
         """Run an async script; record enter and exit/throw; return its converted value."""
+        who = self._who(stage, ident, execution)
         if enter:
-            self._enter(stage, ident, execution)
-        frame = _Frame(
-            stage, self._who(stage, ident, execution), execution, result, ctx, dispatch, next_
-        )
+            self.events.append({**who, "at": "enter"})
+        frame = _Frame(stage, who, execution, result, ctx, dispatch, next_)
         try:
             for step in steps:
                 kind, arg = checked(step, stage, sync=False)
