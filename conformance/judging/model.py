@@ -14,7 +14,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Final, TypedDict
 
-from conformance.scenario.schema import listener_lifecycle, mutates_registry
+from conformance.scenario.schema import (
+    listener_lifecycle,
+    mutates_registry,
+    once_per_judgement,
+)
 from conformance.seam.adapter import DEFAULT_CLOSED_FORMS
 from conformance.vocab import STAGES, is_action_timeout, mode_of
 
@@ -269,6 +273,7 @@ class CallView:
                 return True
         return False
 
+    @once_per_judgement
     def identity_changes(self, stages: Collection[str]) -> list[str]:
         """Where a callable of ``stages`` saw this call with another identity than the
         scenario gave it: in the identity its events were recorded with (the execution it was

@@ -8,13 +8,13 @@ predicate.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from functools import cache
+from functools import cache, wraps
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar, cast
 
 import jsonschema
 import jsonschema_rs
@@ -33,6 +33,7 @@ __all__ = [
     "listeners_of",
     "load_json",
     "mutates_registry",
+    "once_per_judgement",
     "schema",
     "scripts_of",
     "scripts_remembered",
@@ -254,31 +255,52 @@ def listener_lifecycle(scenario: Mapping[str, Any]) -> int | None:
     return None
 
 
-_SCRIPTS: ContextVar[dict[int, tuple[Mapping[str, Any], list[list[Mapping[str, Any]]]]] | None] = (
-    ContextVar("scripts_of", default=None)
+#: What is worked out once per judgement (:func:`scripts_remembered`): (the function, the ids of
+#: its arguments, its keywords) -> (the arguments, kept alive so that no id is reused, the value).
+_REMEMBERED: ContextVar[dict[Hashable, tuple[tuple[Any, ...], Any]] | None] = ContextVar(
+    "remembered", default=None
 )
 
 
 @contextmanager
 def scripts_remembered() -> Iterator[None]:
-    """Within: :func:`scripts_of` collects a scenario's scripts once (the judge asks it of
-    one unchanging scenario a dozen times); its callers only read what it returns."""
-    token = _SCRIPTS.set({})
+    """Within: :func:`scripts_of` and every function marked :func:`once_per_judgement` work out
+    their answer once per distinct arguments (the judge asks them of one unchanging scenario and
+    trace dozens of times); their callers only read what they return."""
+    token = _REMEMBERED.set({})
     try:
         yield
     finally:
-        _SCRIPTS.reset(token)
+        _REMEMBERED.reset(token)
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def once_per_judgement(fn: F) -> F:
+    """``fn``'s answer remembered within :func:`scripts_remembered`, by the identity of its
+    positional arguments and the value of its keywords (outside: worked out every time). For
+    a pure function of objects the judgement never changes (the scenario, the trace, a call's
+    view); what it returns is shared, so it is only read."""
+
+    @wraps(fn)
+    def remembering(*args: Any, **kwargs: Any) -> Any:
+        remembered = _REMEMBERED.get()
+        if remembered is None:
+            return fn(*args, **kwargs)
+        key = (fn, *map(id, args), *sorted(kwargs.items()))
+        known = remembered.get(key)
+        if known is None:
+            known = remembered[key] = (args, fn(*args, **kwargs))
+        return known[1]
+
+    return cast(F, remembering)
+
+
+@once_per_judgement
 def scripts_of(scenario: Mapping[str, Any]) -> list[list[Mapping[str, Any]]]:
     """Every script of a scenario: listeners', tools' and the approval service's."""
-    remembered = _SCRIPTS.get()
-    if remembered is None:
-        return _scripts_of(scenario)
-    known = remembered.get(id(scenario))
-    if known is None or known[0] is not scenario:
-        known = remembered[id(scenario)] = (scenario, _scripts_of(scenario))
-    return known[1]
+    return _scripts_of(scenario)
 
 
 def _scripts_of(scenario: Mapping[str, Any]) -> list[list[Mapping[str, Any]]]:

@@ -16,6 +16,7 @@ from typing import Any
 from jsonschema.validators import Draft202012Validator
 
 from conformance.judging.model import MISSING
+from conformance.scenario.schema import once_per_judgement
 
 __all__ = [
     "args_valid",
@@ -97,6 +98,7 @@ def valid_against(schema: JSON, value: JSON) -> bool:
     return _validates(schema, value) is True
 
 
+@once_per_judgement
 def args_valid(tool: Mapping[str, Any], arguments: JSON) -> bool | None:
     """Lossless and valid per ``parameters``: True / False, None when the schema is unusable."""
     if has_special(arguments):

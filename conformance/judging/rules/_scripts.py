@@ -14,7 +14,7 @@ from typing import Any
 from conformance.interpreter.session import STEPS
 from conformance.judging.model import CallView
 from conformance.judging.rules._json import has_special
-from conformance.scenario.schema import scripts_of
+from conformance.scenario.schema import once_per_judgement, scripts_of
 
 __all__ = [
     "SAFE_STEPS",
@@ -121,6 +121,7 @@ def passive(steps: Sequence[Mapping[str, Any]]) -> bool:
     )
 
 
+@once_per_judgement
 def may_abort(
     scenario: Mapping[str, Any], call: CallView | None = None, *, deadline: bool = False
 ) -> bool:
