@@ -25,7 +25,7 @@ Rules of this file:
 
 from __future__ import annotations
 
-import copy
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -60,8 +60,13 @@ class Entry:
         """The scenario as the runner runs a fixture: its targets are its ``rules``. A fresh
         copy every time: an implementation may write into the objects a scenario hands it
         (a registry whose schemas are live views of its definitions), and one corpus serves
-        many runs in one process (selftest's entries)."""
-        return {**copy.deepcopy(dict(self.scenario)), "rules": list(self.targets)}
+        many runs in one process (selftest's entries). The copy is parsed from the entry's
+        JSON text (the scenario is JSON: a corpus line), several times faster than a deep copy."""
+        return {**json.loads(self._text), "rules": list(self.targets)}
+
+    @functools.cached_property
+    def _text(self) -> str:
+        return json.dumps(self.scenario)
 
 
 @dataclass(frozen=True)
