@@ -149,15 +149,3 @@ def reference_quick_run(tmp_path_factory: pytest.TempPathFactory) -> ReferenceRu
     with quiet():  # the reference logs its scripted failures
         result = run_suite(ReferenceAdapter(), profile="quick", write_corpus=corpus)
     return ReferenceRun(result, corpus)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under xdist, the tests marked slow run first (each worker collects, and orders, alike).
-
-    The scheduler hands tests out in collection order, and a worker's last tests end the
-    session: a slow test collected last (tests/transport/test_stdio.py waits out a hanging
-    harness's deadlines) would leave the other worker idle meanwhile. Scheduled first, the
-    short tests after it fill the difference. Only the order changes: every test still runs."""
-    if not hasattr(config, "workerinput"):
-        return
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
