@@ -8,6 +8,10 @@ import json
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
+import pytest
+
+from conformance.adapters.reference import ReferenceAdapter
+from conformance.running.runner import run_suite
 from reference import (
     AbortController,
     AbortSignal,
@@ -17,6 +21,7 @@ from reference import (
     ToolResult,
     thaw,
 )
+from tests.kit.support import ReferenceRun, quiet
 
 
 def asynctest(fn: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Any]:
@@ -129,3 +134,18 @@ async def yield_many(n: int = 10) -> None:
     """Let other tasks run without relying on wall-clock time."""
     for _ in range(n):
         await asyncio.sleep(0)
+
+
+@pytest.fixture(scope="session")
+def reference_quick_run(tmp_path_factory: pytest.TempPathFactory) -> ReferenceRun:
+    """The reference against every rule in the quick profile, once per test process (an xdist
+    worker is one): the run that every rule passes on the reference (test_reference_passes) and
+    the corpus the correct variants replay (test_mutants) are this one run, not one each.
+
+    Only for what does not compare check counts with a run made elsewhere: hypothesis draws
+    constants from the modules loaded when it draws, so two runs made at different times in a
+    session may differ in their counts (tests/kit/test_shard.py makes its own, back to back)."""
+    corpus = tmp_path_factory.mktemp("reference-quick") / "corpus.jsonl"
+    with quiet():  # the reference logs its scripted failures
+        result = run_suite(ReferenceAdapter(), profile="quick", write_corpus=corpus)
+    return ReferenceRun(result, corpus)

@@ -1,4 +1,4 @@
-"""Shared helpers for the kit's tests: run the rules of one group on the reference registry.
+"""Shared helpers for the kit's tests: the rules of one group, what the reference should get.
 
 The known-bad registries that prove each rule can fail live in the mutant
 catalogue (``conformance/adapters/reference/mutants/``) and are run by ``test_mutants.py``.
@@ -9,11 +9,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
 
-from conformance.adapters.reference import ReferenceAdapter
 from conformance.judging.rules import RULES
 from conformance.running.outcomes import RunResult
-from conformance.running.runner import run_suite
 
 
 @contextmanager
@@ -26,15 +26,17 @@ def quiet() -> Iterator[None]:
         logging.disable(logging.NOTSET)
 
 
+class ReferenceRun(NamedTuple):
+    """The reference's whole quick run, and the frozen corpus it wrote (the session fixture
+    ``reference_quick_run`` of tests/conftest.py)."""
+
+    result: RunResult
+    corpus: Path
+
+
 def group_rules(group: str) -> list[str]:
     """The ids of every rule of ``group`` (e.g. ``"PRE"``)."""
     return [rid for rid in RULES if rid.startswith(group + "-")]
-
-
-def group_result(group: str) -> RunResult:
-    """Runs every rule of ``group`` on the reference registry."""
-    with quiet():
-        return run_suite(ReferenceAdapter(), profile="quick", rules=f"{group}-*")
 
 
 def expected_status(rule_id: str) -> str:

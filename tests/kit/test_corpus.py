@@ -15,6 +15,7 @@ import pytest
 from conformance.adapters.reference import ReferenceAdapter
 from conformance.adapters.reference.mutants import CATALOGUE
 from conformance.cli import main
+from conformance.running.outcomes import RunResult
 from conformance.running.runner import run_suite
 from conformance.scenario.corpus import read_corpus
 from conformance.scenario.schema import FixtureError
@@ -25,16 +26,21 @@ RULES = "PRE-2,PRE-3,GUARD-1"
 
 
 @pytest.fixture(scope="module")
-def corpus_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def writing_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RunResult]:
+    """The run against the reference that writes the corpus, and its result."""
     path = tmp_path_factory.mktemp("corpus") / "quick.jsonl"
     with quiet():
-        run_suite(ReferenceAdapter(), profile="quick", rules=RULES, write_corpus=path)
-    return path
+        result = run_suite(ReferenceAdapter(), profile="quick", rules=RULES, write_corpus=path)
+    return path, result
 
 
-def test_a_corpus_holds_every_scenario_the_run_judged(corpus_file: Path) -> None:
-    with quiet():
-        result = run_suite(ReferenceAdapter(), profile="quick", rules=RULES)
+@pytest.fixture(scope="module")
+def corpus_file(writing_run: tuple[Path, RunResult]) -> Path:
+    return writing_run[0]
+
+
+def test_a_corpus_holds_every_scenario_the_run_judged(writing_run: tuple[Path, RunResult]) -> None:
+    corpus_file, result = writing_run
     corpus = read_corpus(corpus_file)
     assert set(corpus.header["rules"]) == set(RULES.split(","))
     assert len(corpus.entries) == result.scenarios
@@ -43,9 +49,11 @@ def test_a_corpus_holds_every_scenario_the_run_judged(corpus_file: Path) -> None
     assert all(e.targets for e in corpus.entries)
 
 
-def test_a_replay_gives_the_verdicts_of_the_run_that_wrote_it(corpus_file: Path) -> None:
+def test_a_replay_gives_the_verdicts_of_the_run_that_wrote_it(
+    writing_run: tuple[Path, RunResult],
+) -> None:
+    corpus_file, drawn = writing_run
     with quiet():
-        drawn = run_suite(ReferenceAdapter(), profile="quick", rules=RULES)
         replayed = run_suite(ReferenceAdapter(), rules=RULES, corpus=read_corpus(corpus_file))
     assert [(o.id, o.status, o.checks) for o in replayed.rules] == [
         (o.id, o.status, o.checks) for o in drawn.rules

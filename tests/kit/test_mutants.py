@@ -17,9 +17,9 @@ from conformance.adapters.reference.mutants import CATALOGUE, VARIANTS
 from conformance.judging.evaluate import judge
 from conformance.judging.rules import RULES
 from conformance.running.plan import select_rules
-from conformance.running.runner import run_suite
 from conformance.scenario.schema import validate
 from conformance.selftest import run_mutant, run_variant
+from tests.kit.support import ReferenceRun
 
 
 @pytest.mark.parametrize("name", list(CATALOGUE))
@@ -29,11 +29,10 @@ def test_mutant_is_killed_by_its_target_rule(name: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def reference_corpus(tmp_path_factory: pytest.TempPathFactory) -> str:
+def reference_corpus(reference_quick_run: ReferenceRun) -> str:
     """The reference's quick run, which passes, writing the frozen corpus the variants replay
     (as `selftest` does: the same scenarios, without drawing them again per variant)."""
-    path = tmp_path_factory.mktemp("corpus") / "corpus.jsonl"
-    result = run_suite(ReferenceAdapter(), profile="quick", write_corpus=path)
+    result, path = reference_quick_run
     assert result.conformant and not result.kit_errors
     return str(path)
 
