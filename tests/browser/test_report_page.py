@@ -5,8 +5,9 @@
 The page under test is the dsh-tools report: by default rendered here from the committed
 ``docs/implementations/dsh-tools-0.1.0-rc.8`` (with its expect file and cases); CI points
 ``TOOLREG_BROWSER_REPORT`` at the ``report.html`` its own dsh-tools run wrote. The DOM is
-the one Chromium holds after the page's script ran (``--dump-dom``); console messages
-(script errors, Content-Security-Policy refusals) come from its log on stderr.
+the one Chromium holds after the page's script ran, and the console messages (script
+errors, Content-Security-Policy refusals) are those the page logged, both read over the
+DevTools protocol (``tests/browser/cdp.py``).
 ``TOOLREG_BROWSER_ARTIFACTS=DIR`` keeps a screenshot of each page there.
 """
 
@@ -24,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli.main import main
+from tests.browser.cdp import Chromium
 
 ROOT = Path(__file__).resolve().parents[2]
 DSH = ROOT / "docs" / "implementations" / "dsh-tools-0.1.0-rc.8"
@@ -83,10 +85,11 @@ def headless(page: Path, profile: Path, *options: str) -> subprocess.CompletedPr
 
 def load(page: Path, tmp_path: Path) -> tuple[Dom, list[str]]:
     """The page's DOM after its script ran, and every console message it logged."""
-    done = headless(page, tmp_path / "profile", "--dump-dom")
+    assert CHROMIUM is not None, "no chromium on PATH (Debian: apt-get install chromium)"
+    with Chromium(CHROMIUM, tmp_path / "profile") as browser:
+        text, console = browser.dump(page)
     dom = Dom()
-    dom.feed(done.stdout)
-    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
+    dom.feed(text)
     artifacts = os.environ.get("TOOLREG_BROWSER_ARTIFACTS")
     if artifacts:
         Path(artifacts).mkdir(parents=True, exist_ok=True)

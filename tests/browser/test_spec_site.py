@@ -7,7 +7,8 @@ Content-Security-Policy refusal), every fixture's passing timeline is drawn, and
 rule the kit judges -- at least one fixture has a failing timeline and each failing
 timeline marks what the violated verdicts point at. A page built from a fixture full of
 hostile strings (a tool named ``<img onerror=...>``, a description with a ``<script>``)
-stays inert. The pages are the committed ones, loaded two at a time.
+stays inert. The pages are the committed ones, loaded one after another in one browser
+(``tests/browser/cdp.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import os
 import re
 import shutil
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -26,7 +26,8 @@ import pytest
 from conformance.judging.rules import RULES
 from conformance.reporting.site import rule_page
 from conformance.reporting.teach import lessons, spec_sections
-from tests.browser.test_report_page import CHROMIUM, headless
+from tests.browser.cdp import Chromium
+from tests.browser.test_report_page import CHROMIUM
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "docs" / "spec"
@@ -134,16 +135,14 @@ def problems(dom_text: str, rule_id: str, predicate: bool) -> list[str]:
 @pytest.fixture(scope="module")
 def dumped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, list[str], str]]:
     """Every page's DOM after its script ran, its console, and whether the script ran."""
-    tmp = tmp_path_factory.mktemp("site")
-
-    def one(page: Path) -> tuple[str, tuple[str, list[str], str]]:
-        done = headless(page, tmp / page.stem, "--dump-dom")
-        console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
-        ran = re.search(r'<html[^>]*\bdata-script="ran"', done.stdout) is not None
-        return page.stem, (done.stdout, console, "ran" if ran else "")
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(one, [*PAGES, SITE / "index.html"]))
+    assert CHROMIUM is not None, "no chromium on PATH (Debian: apt-get install chromium)"
+    dumped: dict[str, tuple[str, list[str], str]] = {}
+    with Chromium(CHROMIUM, tmp_path_factory.mktemp("site")) as browser:
+        for page in [*PAGES, SITE / "index.html"]:
+            dom, console = browser.dump(page)
+            ran = re.search(r'<html[^>]*\bdata-script="ran"', dom) is not None
+            dumped[page.stem] = (dom, console, "ran" if ran else "")
+    return dumped
 
 
 def test_there_is_a_page_for_every_rule() -> None:
@@ -208,12 +207,13 @@ def hostile_page(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_hostile_strings_from_a_trace_stay_inert(hostile_page: Path, tmp_path: Path) -> None:
-    done = headless(hostile_page, tmp_path / "profile", "--dump-dom")
-    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
+    assert CHROMIUM is not None
+    with Chromium(CHROMIUM, tmp_path / "profile") as browser:
+        dom, console = browser.dump(hostile_page)
     assert console == [], "a hostile string ran"
-    assert re.search(r'<html[^>]*\bdata-script="ran"', done.stdout)
+    assert re.search(r'<html[^>]*\bdata-script="ran"', dom)
     blocks = Blocks()
-    blocks.feed(done.stdout)
+    blocks.feed(dom)
     tags = [e["tag"] for e in blocks.elements]
     assert "img" not in tags and tags.count("script") == 1, "an element made of a trace's text"
     assert not any(k.startswith("on") for e in blocks.elements for k in e), "an event handler"
