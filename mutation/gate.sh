@@ -13,8 +13,9 @@
 # mutation/triage.json). Extra arguments go to measure.py (e.g. --rev, --work).
 #
 # Time: two cosmic-ray HTTP workers (one a core); a mutant's timeout is twice the baseline
-# (the unmutated kit's full quick run; a surviving mutant's replay takes about 0.7 of it),
-# at least 20 s, so a hang is cut early and a loaded machine stretches both alike. See
+# (the unmutated kit's full quick run, on as many processes as workers; a surviving mutant's
+# replay, on one, takes about as long), at least 20 s (which governs on this machine: the
+# baseline is about 5 s), so a hang is cut early and a loaded machine stretches both alike. See
 # benchmarks/mutation.md ("The mutation gate in CI") for the wall time measured here.
 set -eu
 cd "$(dirname "$0")/.."

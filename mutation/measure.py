@@ -259,7 +259,7 @@ def start(args: argparse.Namespace, work: Path, tree: Path, session: Path) -> Pl
     corpus: str | None = None
     if args.corpus:  # the run that writes the corpus is the baseline: one quick run, not two
         started = time.monotonic()
-        corpus = write_corpus(tree, work / "corpus.jsonl")
+        corpus = write_corpus(tree, work / "corpus.jsonl", jobs=args.workers)
         baseline_s = time.monotonic() - started
         replay_baseline(probe, corpus)
     else:
@@ -310,16 +310,22 @@ def start(args: argparse.Namespace, work: Path, tree: Path, session: Path) -> Pl
     )
 
 
-def write_corpus(tree: Path, path: Path) -> str:
+def write_corpus(tree: Path, path: Path, *, jobs: int = 1) -> str:
     """The kit's quick run against the unmutated copy, recording its corpus into ``path``:
-    every mutant's test then replays it with --fail-fast (mutation/kill.py)."""
+    every mutant's test then replays it with --fail-fast (mutation/kill.py). On ``jobs``
+    worker processes (the mutants' workers: nothing else runs yet); the corpus is the same
+    on any number, written in plan order."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")]),
     }
-    command = [sys.executable, "-m", "conformance", "run", "--profile", "quick", "-q", "-j", "1"]
+    command = [sys.executable, "-m", "conformance", "run", "--profile", "quick", "-q"]
     done = subprocess.run(
-        [*command, "--write-corpus", str(path)], cwd=tree, env=env, capture_output=True, text=True
+        [*command, "-j", str(max(1, jobs)), "--write-corpus", str(path)],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     if done.returncode != 0:
         sys.exit(f"corpus: the unmutated reference does not pass the kit:\n{done.stderr}")
