@@ -11,6 +11,7 @@ does on the registry). It never judges anything. docs/adapters.md walks through 
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -18,6 +19,7 @@ import conformance.adapters.runner as runner
 import reference
 from conformance.adapters.reference.loop import plain_report, run_in_a_clean_loop, run_in_a_new_loop
 from conformance.adapters.runner import attempt_write, run_actions, well_formed
+from conformance.interpreter.binding import canonical_json
 from conformance.interpreter.code_runtime import ScriptedCodeRuntime
 from conformance.interpreter.session import JSON, Binding, Session, decode, jsonable
 from conformance.seam.adapter import CAPABILITIES, DEFAULT_CLOSED_FORMS, AdapterInfo
@@ -94,16 +96,19 @@ class ReferenceBinding(Binding):
 
 
 def native_decision(data: JSON) -> Any:
-    """A decision built the way a host builds it: with the reference's constructors.
+    """A decision built the way a host builds it: with the reference's constructors, or as
+    plain data (:func:`as_data`).
 
     A well-formed decision goes through ``reference.allow`` / ``deny`` / ``ask`` /
     ``accept`` / ``block`` (the host API an adapter of another registry would call
-    instead); anything else -- a near-miss kind, a stray key, a ``None`` where the
-    constructor would drop the key -- is passed on as decoded, so malformed decisions
-    still reach the registry exactly as scripted. Either way the registry receives
-    the same mapping the scenario wrote: a constructor that builds anything else raises
-    :class:`DecisionMismatch` inside the listener (a throw the script never scripted, so
-    the fixtures' expectations fail), never a decision silently changed.
+    instead), and about half of them reach the registry as that decision's JSON decoded
+    afresh, as a host whose policy is data hands it; anything else -- a near-miss kind, a
+    stray key, a ``None`` where the constructor would drop the key -- is passed on as
+    decoded, so malformed decisions still reach the registry exactly as scripted. Either
+    way the registry receives the same mapping the scenario wrote: a constructor that
+    builds anything else raises :class:`DecisionMismatch` inside the listener (a throw the
+    script never scripted, so the fixtures' expectations fail), never a decision silently
+    changed.
     """
     if not isinstance(data, Mapping) or not isinstance(data.get("kind"), str):
         return decode(data)
@@ -114,7 +119,19 @@ def native_decision(data: JSON) -> Any:
         return decode(data)
     if jsonable(built) != jsonable({"kind": kind, **v}):
         raise DecisionMismatch(f"the reference's constructor built {built!r} for {data!r}")
-    return built
+    return decode(json.loads(json.dumps(data))) if as_data(data) else built
+
+
+def as_data(data: JSON) -> bool:
+    """Does this well-formed decision reach the registry as plain data -- a mapping decoded
+    from JSON, as a host whose policy is configuration hands it (upstream's decisions are
+    plain objects) -- instead of as the host's constructor built it? Both are decisions the
+    registry must take (a registry that recognises an ``ask`` by the identity of its
+    constructor's interned ``"ask"`` does not take the first: the bundled mutant
+    ``pre.ask-by-identity``, found by cosmic-ray).
+    About half the decisions each way, by a hash of the decision's JSON: the same decision is
+    always handed the same way, so a trace depends on its scenario alone."""
+    return zlib.crc32(canonical_json(data).encode()) % 2 == 1
 
 
 class DecisionMismatch(Exception):

@@ -349,3 +349,24 @@ class ApprovalRequestPreview(Registry):
         return (
             regmod.APPROVAL_DENIALS.get(answer, "denied") if isinstance(answer, str) else "denied"
         )
+
+
+_ASK = "ask"  # interned, as the literal of the host's own ask() constructor is
+
+
+@mutant("PRE-4", "an ask is recognised by identity: an ask built from data denies unasked")
+class AskByIdentity(Registry):
+    """Found by machine mutation (cosmic-ray's ``==`` -> ``is`` in ``_check_pre_decision``,
+    benchmarks/mutation.md): ``kind is "ask"``. CPython interns the literal of the host's
+    own ``ask()`` constructor, so every decision that constructor builds passes; a policy
+    that builds its decision from data (``json.loads``, a config file, upstream's plain
+    objects) hands a ``"ask"`` that is equal but not identical, and its question becomes
+    PRE-6's fail-closed denial: the approval service is never asked, so an answer
+    ``allowed-once`` never comes to let the call proceed (PRE-4)."""
+
+    async def _pre_execute(self, execution: ToolExecution) -> Mapping[str, Any]:
+        decision = await super()._pre_execute(execution)
+        kind = decision.get("kind")
+        if kind in ("allow", "deny") or kind is _ASK:  # the bug: `is`, not `==`
+            return decision
+        raise regmod._PolicyFailure(f"pre-execute returned a malformed decision: {decision!r}")
