@@ -485,15 +485,15 @@ def PRE_4(view: View) -> Iterator[Verdict]:
             f"denials for {a!r} ({ca.id}) and {b!r} ({cb.id}) must carry distinct reasons, "
             f"both say {ca.message()!r}",
             clause="reasons",
-            # the two denials: the approval answers of both calls (ca's lane)
-            call=ca.id,
-            events=[
-                view.position(e)
-                for c in (ca, cb)
-                for e in c.events
-                if e.get("stage") == "approval" and e.get("at") == "answer"
-            ],
+            # the two denials: the approval answers of both calls (ca's lane); a registry that
+            # never asked the service denied on the policy's decisions: those
+            **view.at(ca, _answers(ca, cb) or [*_decided(ca), *_decided(cb)]),
         )
+
+
+def _answers(*calls: CallView) -> list[Mapping[str, Any]]:
+    """The approval service's answers to ``calls``."""
+    return [e for c in calls for e in c.of_kind("approval", "answer")]
 
 
 @st.composite
