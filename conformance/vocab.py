@@ -122,11 +122,11 @@ STAGE_KEYS: Final[Mapping[str, str]] = {
     "result": "observers",
 }
 
-# What a trace's ``actions[i].raised`` says when the action hit the per-action
-# deadline (trace.schema.json): the reference adapter and every harness write it so.
 #: The per-action deadline of an in-process adapter's runner (conformance.adapters.runner):
 #: an action still pending after it is answered ``raised`` with :func:`action_deadline`.
 ACTION_DEADLINE_S: Final = 5.0
+# What a trace's ``actions[i].raised`` says when the action hit the per-action
+# deadline (trace.schema.json): the reference adapter and every harness write it so.
 ACTION_DEADLINE_MESSAGE: Final = "deadline of {seconds:g} s exceeded"
 _ACTION_DEADLINE: Final = re.compile(r"deadline of [0-9.e+-]+ s exceeded")
 

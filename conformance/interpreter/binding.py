@@ -21,7 +21,7 @@ import json
 import math
 import types
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from conformance.scenario.steps import ScriptError
 
@@ -106,7 +106,7 @@ def jsonable(value: Any, _active: frozenset[int] = frozenset()) -> JSON:
 
     A cycle is recorded as ``{"$special": "cycle"}`` instead of recursing forever.
     """
-    shape = _SHAPES.get(type(value)) or _shape(type(value))
+    shape = _per_type(_SHAPES, type(value), _shape)
     if shape == "scalar":
         return value
     if shape == "float":
@@ -126,29 +126,36 @@ def jsonable(value: Any, _active: frozenset[int] = frozenset()) -> JSON:
     return {"$special": "host-object", "repr": type(value).__name__}
 
 
-#: :func:`_shape` and :func:`_container` per type seen (emptied when it outgrows a bound: a
-#: class made per scenario must not pile up in a long run).
+#: :func:`_shape` and :func:`_container` per type seen (see :func:`_per_type`).
 _SHAPES: dict[type, str] = {}
 _CONTAINERS: dict[type, bool] = {}
 _TYPES_KEPT = 4096
 
+T = TypeVar("T")
+
+
+def _per_type(cache: dict[type, T], kind: type, work: Callable[[type], T]) -> T:
+    """``work(kind)``, worked out once per type (the ABC checks behind it are the slow part
+    of every read and of recording a trace); the cache is emptied when it outgrows a bound,
+    so that a class made per scenario does not pile up in a long run."""
+    known = cache.get(kind)
+    if known is None:
+        if len(cache) >= _TYPES_KEPT:
+            cache.clear()
+        known = cache[kind] = work(kind)
+    return known
+
 
 def _shape(kind: type) -> str:
-    """How :func:`jsonable` records a value of type ``kind``, worked out once per type (the
-    ABC checks are the slow part of recording a trace): ``scalar`` as it is (None, bool,
-    int, str), ``float``, ``mapping``, ``sequence`` (list, tuple), or ``other``."""
+    """How :func:`jsonable` records a value of type ``kind``: ``scalar`` as it is (None,
+    bool, int, str), ``float``, ``mapping``, ``sequence`` (list, tuple), or ``other``."""
     if kind is type(None) or issubclass(kind, (bool, int, str)):
-        shape = "scalar"
-    elif issubclass(kind, float):
-        shape = "float"
-    elif issubclass(kind, Mapping):
-        shape = "mapping"
-    else:
-        shape = "sequence" if issubclass(kind, (list, tuple)) else "other"
-    if len(_SHAPES) >= _TYPES_KEPT:
-        _SHAPES.clear()
-    _SHAPES[kind] = shape
-    return shape
+        return "scalar"
+    if issubclass(kind, float):
+        return "float"
+    if issubclass(kind, Mapping):
+        return "mapping"
+    return "sequence" if issubclass(kind, (list, tuple)) else "other"
 
 
 @functools.lru_cache(maxsize=1024)
@@ -375,16 +382,12 @@ def _text(value: Any) -> str | None:
 
 
 def _is_container(obj: Any) -> bool:
-    """Is ``obj`` read by item (a mapping or a sequence, not text)? Worked out once per type:
-    the ABC checks are the slow part of every read."""
-    kind = type(obj)
-    known = _CONTAINERS.get(kind)
-    if known is None:
-        known = issubclass(kind, (Mapping, Sequence)) and not issubclass(kind, (str, bytes))
-        if len(_CONTAINERS) >= _TYPES_KEPT:
-            _CONTAINERS.clear()
-        _CONTAINERS[kind] = known
-    return known
+    """Is ``obj`` read by item (a mapping or a sequence, not text)?"""
+    return _per_type(_CONTAINERS, type(obj), _container)
+
+
+def _container(kind: type) -> bool:
+    return issubclass(kind, (Mapping, Sequence)) and not issubclass(kind, (str, bytes))
 
 
 def _camel(name: str) -> str:

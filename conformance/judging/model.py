@@ -181,9 +181,7 @@ class CallView:
         A throw that was not the script's own (``unscripted``: a ``next()`` that raised, a
         nested call that raised) is not "the listener threw": no rule forgives it as one
         (method 11; :meth:`broke` asks about those)."""
-        return any(
-            not e.get("unscripted") for stage in stages for e in self.of_kind(stage, "throw")
-        )
+        return any(scripted_throw(e) for stage in stages for e in self.of_kind(stage, "throw"))
 
     def broke(self, stage: str) -> list[Mapping[str, Any]]:
         """The throw events of ``stage`` that were not their script's own throw."""

@@ -300,10 +300,6 @@ def once_per_judgement(fn: F) -> F:
 @once_per_judgement
 def scripts_of(scenario: Mapping[str, Any]) -> list[list[Mapping[str, Any]]]:
     """Every script of a scenario: listeners', tools' and the approval service's."""
-    return _scripts_of(scenario)
-
-
-def _scripts_of(scenario: Mapping[str, Any]) -> list[list[Mapping[str, Any]]]:
     scripts = [list(entry["steps"]) for entry in listeners_of(scenario)]
     scripts += [list(t.get(k, [])) for t in scenario.get("tools", []) for k in TOOL_SCRIPT_KEYS]
     approval = scenario.get("approval")

@@ -1,6 +1,6 @@
 """A scenario that keeps the kit's thread: the bound on one ``adapter.run``.
 
-The per-action deadline (5 s, :mod:`conformance.adapters.runner`) ends a hang that yields
+The per-action deadline (:data:`conformance.vocab.ACTION_DEADLINE_S`) ends a hang that yields
 to its event loop. A hang that never yields -- an in-process implementation looping in
 plain Python, such as a batch driver whose index stops moving -- gives no loop a turn, so
 no deadline of the loop can end it, and a run with ``-j 1`` would wait forever.
