@@ -38,12 +38,14 @@ What it does, in order (see mutation/README.md):
 from __future__ import annotations
 
 import argparse
+import compileall
 import contextlib
 import importlib
 import io
 import itertools
 import json
 import os
+import py_compile
 import random
 import shlex
 import shutil
@@ -129,7 +131,13 @@ def git(*args: str) -> bytes:
 
 
 def make_tree(commit: str, tree: Path) -> None:
-    """A fresh scratch copy of ``COPIED`` at ``commit``, with the killing test at mutation/."""
+    """A fresh scratch copy of ``COPIED`` at ``commit``, with the killing test at mutation/.
+
+    Its modules are compiled once, into bytecode checked against each source's hash: every
+    kit run in the copy (one per mutant) then compiles only the file its mutant changed (the
+    hash no longer matches), about 0.4 s less per mutant than compiling ~110 modules from
+    source; and a restored file is never mistaken for its mutant, whatever their sizes and
+    times (kill.py writes no bytecode, so these files stay the only ones)."""
     if tree.exists():
         shutil.rmtree(tree)
     tree.mkdir(parents=True)
@@ -137,6 +145,12 @@ def make_tree(commit: str, tree: Path) -> None:
         archive.extractall(tree, filter="tar")
     (tree / "mutation").mkdir()
     shutil.copy2(HERE / "kill.py", tree / "mutation" / "kill.py")
+    for part in COPIED:
+        compileall.compile_dir(
+            tree / part,
+            quiet=1,
+            invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+        )
 
 
 def check_imports(tree: Path) -> None:

@@ -8,8 +8,9 @@ property per rule (:func:`plan`), or a frozen corpus's scenarios (:func:`corpus_
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -168,13 +169,24 @@ class Unit:
     rule: str | None = None
     fixtures: tuple[Mapping[str, Any], ...] = ()
     names: tuple[str, ...] = ()  # the fixtures' paths, as a user names them
+    #: Corpus entries, run after ``fixtures``: each made a fixture only when it runs (a run
+    #: that stops at its first failure parses no more of the corpus than it judged).
+    entries: tuple[Entry, ...] = ()
 
     @property
     def targets(self) -> set[str]:
         """The rules whose sources this unit holds."""
         if self.rule is not None:
             return {self.rule}
-        return {str(r) for fixture in self.fixtures for r in fixture.get("rules", [])}
+        return {str(r) for fixture in self.fixtures for r in fixture.get("rules", [])} | {
+            r for entry in self.entries for r in entry.targets
+        }
+
+    def scenarios(self) -> Iterator[tuple[Mapping[str, Any], str | None]]:
+        """The unit's fixtures in order, each with its name (None: unnamed)."""
+        names = self.names or (None,) * (len(self.fixtures) + len(self.entries))
+        made = (entry.as_fixture() for entry in self.entries)
+        yield from zip(itertools.chain(self.fixtures, made), names, strict=True)
 
 
 def load_fixtures(rule_ids: Sequence[str]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -240,8 +252,8 @@ def corpus_units(corpus: Corpus, rule_ids: Sequence[str], per_unit: int) -> list
         if chunk:
             source = chunk[0].source
             label = f"corpus {source}" + (f" ({len(chunk)})" if len(chunk) > 1 else "")
-            fixtures = tuple(e.as_fixture() for e in chunk)
-            units.append(Unit(label, None, fixtures, tuple(e.source for e in chunk)))
+            names = tuple(e.source for e in chunk)
+            units.append(Unit(label, None, names=names, entries=tuple(chunk)))
             chunk.clear()
 
     for entry in corpus.entries:

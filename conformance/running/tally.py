@@ -434,8 +434,7 @@ class Tally:
         if unit.rule is not None:
             self.run_property(unit.rule, FOCUS[unit.rule], profile, seed)
             return
-        names = unit.names or (None,) * len(unit.fixtures)
-        for fixture, name in zip(unit.fixtures, names, strict=True):
+        for fixture, name in unit.scenarios():
             self.run_fixture(fixture, name)
 
     # --------------------------------------------------------------- merging

@@ -9,6 +9,7 @@ the CLI tests (PRE-3 fails) shows them end to end, through every report format.
 from __future__ import annotations
 
 import json
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -389,7 +390,8 @@ def test_without_a_contract_nothing_changes(
 
 def test_an_error_stays_an_error_under_a_contract(tmp_path: Path) -> None:
     """An implementation that crashes is not a difference."""
-    crashing = f"stdio:python {HERE.parent / 'transport' / 'fake_harness.py'} crash-always"
+    harness = HERE.parent / "transport" / "fake_harness.py"
+    crashing = f"stdio:{sys.executable} {harness} crash-always"
     contract = _contract(tmp_path / "c.json", {"PRE-2": {}}, implementation="fake")
     code, report = _run(tmp_path, contract, "--adapter", crashing)
     assert code == 1

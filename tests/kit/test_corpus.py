@@ -17,7 +17,7 @@ from conformance.adapters.reference.mutants import CATALOGUE
 from conformance.cli import main
 from conformance.running.outcomes import RunResult
 from conformance.running.runner import run_suite
-from conformance.scenario.corpus import read_corpus
+from conformance.scenario.corpus import Entry, read_corpus
 from conformance.scenario.schema import FixtureError
 from conformance.selftest import run_selftest
 from tests.kit.support import quiet
@@ -61,7 +61,9 @@ def test_a_replay_gives_the_verdicts_of_the_run_that_wrote_it(
     assert replayed.scenarios == drawn.scenarios and replayed.conformant
 
 
-def test_a_replay_against_a_mutant_finds_its_fault_and_stops_early(corpus_file: Path) -> None:
+def test_a_replay_against_a_mutant_finds_its_fault_and_stops_early(
+    corpus_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mutant = (
         CATALOGUE["pre.deny-runs-body"]
         if "pre.deny-runs-body" in CATALOGUE
@@ -70,10 +72,14 @@ def test_a_replay_against_a_mutant_finds_its_fault_and_stops_early(corpus_file: 
     corpus = read_corpus(corpus_file)
     with quiet():
         whole = run_suite(mutant.build(), rules=RULES, corpus=corpus)
+        made: list[str] = []  # the entries made into fixtures: only those judged
+        as_fixture = Entry.as_fixture
+        monkeypatch.setattr(Entry, "as_fixture", lambda e: made.append(e.source) or as_fixture(e))
         early = run_suite(mutant.build(), rules=RULES, corpus=corpus, fail_fast="any")
     assert {o.id: o.status for o in whole.rules}["PRE-2"] == "fail"
     assert early.stopped_early and not early.conformant and not early.incomplete
     assert early.scenarios < whole.scenarios
+    assert len(made) == early.scenarios
     assert any(o.status == "fail" for o in early.rules)
     assert early.to_json()["stoppedEarly"] is True
 
@@ -128,11 +134,15 @@ def test_selftest_replays_the_references_corpus() -> None:
     assert [r.kind for r in result.baseline] == ["reference"]
 
 
-def test_a_replay_hands_each_run_its_own_copy_of_a_scenario(corpus_file: Path) -> None:
+@pytest.mark.parametrize("read", [True, False], ids=["read-from-its-line", "made-in-process"])
+def test_a_replay_hands_each_run_its_own_copy_of_a_scenario(corpus_file: Path, read: bool) -> None:
     """One corpus serves many runs in one process: what a run writes into the scenario it was
     handed (a registry whose schemas are live views of the scenario's own objects) must not
-    reach the next run."""
+    reach the next run -- whether the entry was read from a file (copies are parsed from its
+    line) or made in process (from its scenario's JSON text)."""
     entry = read_corpus(corpus_file).entries[0]
+    if not read:
+        entry = Entry(entry.source, entry.targets, entry.scenario)
     first = entry.as_fixture()
     first["tools"] = "written by a run"
     first.setdefault("actions", []).append({"written": True})
