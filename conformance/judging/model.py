@@ -9,7 +9,7 @@ from running an implementation.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Final, TypedDict
@@ -28,6 +28,7 @@ __all__ = [
     "STAGES",
     "CallView",
     "Pointing",
+    "Positions",
     "View",
     "resolve",
     "scripted_throw",
@@ -87,15 +88,34 @@ class CallView:
         default_factory=dict, init=False, repr=False, compare=False
     )
     _indexed: int = field(default=-1, init=False, repr=False, compare=False)
+    #: each event's position in ``events`` (by identity), and the writes that took effect of
+    #: each callable (stage, id): (position, the ``mutate`` text), in order; built with _kinds
+    _positions: dict[int, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _writes: dict[tuple[Any, Any], list[tuple[int, str]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def _index(self) -> None:
+        """(Re)build the indices of ``events`` when it grew since they were built."""
+        if self._indexed == len(self.events):
+            return
+        kinds: dict[tuple[Any, Any], list[Mapping[str, Any]]] = {}
+        positions: dict[int, int] = {}
+        writes: dict[tuple[Any, Any], list[tuple[int, str]]] = {}
+        for i, e in enumerate(self.events):
+            kinds.setdefault((e.get("stage"), e.get("at")), []).append(e)
+            positions.setdefault(id(e), i)
+            if e.get("raised") is False:
+                writes.setdefault((e.get("stage"), e.get("id")), []).append(
+                    (i, str(e.get("mutate", "")))
+                )
+        self._kinds, self._positions, self._writes = kinds, positions, writes
+        self._indexed = len(self.events)
 
     def of_kind(self, stage: str, at: str) -> list[Mapping[str, Any]]:
         """The call's events of ``stage`` that are of kind ``at`` (``enter``, ``exit``,
         ``throw``...), in order (the list is shared: do not change it)."""
-        if self._indexed != len(self.events):
-            kinds: dict[tuple[Any, Any], list[Mapping[str, Any]]] = {}
-            for e in self.events:
-                kinds.setdefault((e.get("stage"), e.get("at")), []).append(e)
-            self._kinds, self._indexed = kinds, len(self.events)
+        self._index()
         return self._kinds.get((stage, at), [])
 
     @property
@@ -242,8 +262,13 @@ class CallView:
         return None if decision is MISSING else decision
 
     def index(self, event: Mapping[str, Any]) -> int:
-        """Position of ``event`` among the call's events (by identity)."""
-        return next(i for i, e in enumerate(self.events) if e is event)
+        """Position of ``event`` among the call's events (by identity; StopIteration when it
+        is not one of them)."""
+        self._index()
+        found = self._positions.get(id(event))
+        if found is None or self.events[found] is not event:
+            raise StopIteration(event)
+        return found
 
     def identity(self) -> dict[str, Any]:
         """The call's identity as the scenario made it: what every stage must see (a
@@ -259,17 +284,13 @@ class CallView:
         """Did the callable that recorded ``event`` itself make a write that took effect
         (it did not raise) whose ``mutate`` text starts with ``target`` (``"result"``,
         ``"execution['name']"``), before ``event``? Then what it sees there is its own write."""
-        for e in self.events:
-            if e is event:
-                return False
-            if (
-                e.get("stage") == event.get("stage")
-                and e.get("id") == event.get("id")
-                and e.get("raised") is False
-                and str(e.get("mutate", "")).startswith(target)
-            ):
-                return True
-        return False
+        self._index()
+        found = self._positions.get(id(event))
+        before = found if found is not None and self.events[found] is event else len(self.events)
+        return any(
+            i < before and mutate.startswith(target)
+            for i, mutate in self._writes.get((event.get("stage"), event.get("id")), ())
+        )
 
     @once_per_judgement
     def identity_changes(self, stages: Collection[str]) -> list[str]:
@@ -335,7 +356,23 @@ class Pointing(TypedDict):
     """A failing verdict's pointers as ``require``/``fail`` take them (``**view.at(...)``)."""
 
     call: str
-    events: list[int]
+    events: Positions
+
+
+class Positions:
+    """Event positions, worked out when first read: ``require`` reads a verdict's pointers
+    only when it fails, so a verdict that holds (most of them) never pays for them."""
+
+    __slots__ = ("_found", "_work")
+
+    def __init__(self, work: Callable[[], list[int]]) -> None:
+        self._work = work
+        self._found: list[int] | None = None
+
+    def __iter__(self) -> Iterator[int]:
+        if self._found is None:
+            self._found = self._work()
+        return iter(self._found)
 
 
 class View:
@@ -494,19 +531,26 @@ class View:
         When that selects nothing, the failure is about an absence (a stage that should
         have run and did not, a notification that never came): it points at the call's
         last event, which shows where the call stopped; and at no event when the call has
-        none, so that its answer is what is marked."""
-        chosen = list(events)
-        if not chosen and stage is not None:
-            chosen = [
-                e
-                for e in call.events
-                if e.get("stage") == stage
-                and (ident is None or e.get("id") == ident)
-                and (at is None or e.get("at") == at)
-            ]
-        if not chosen:
-            chosen = call.events[-1:]
-        return {"call": call.id, "events": sorted({self.position(e) for e in chosen})}
+        none, so that its answer is what is marked.
+
+        The positions are worked out only when read (:class:`Positions`); ``events`` may
+        therefore be a generator, read then."""
+
+        def positions() -> list[int]:
+            chosen = list(events)
+            if not chosen and stage is not None:
+                chosen = [
+                    e
+                    for e in call.events
+                    if e.get("stage") == stage
+                    and (ident is None or e.get("id") == ident)
+                    and (at is None or e.get("at") == at)
+                ]
+            if not chosen:
+                chosen = call.events[-1:]
+            return sorted({self.position(e) for e in chosen})
+
+        return {"call": call.id, "events": Positions(positions)}
 
     @cached_property
     def _first_event_after(self) -> list[int | None]:

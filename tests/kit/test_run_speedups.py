@@ -1,8 +1,10 @@
-"""The run + judge speed-ups keep their meaning: a fresh loop per scenario, schema checks cached."""
+"""The run + judge speed-ups keep their meaning: a fresh loop per scenario, schema checks cached,
+a call's events indexed, a failure's pointers worked out only for a failure."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -10,6 +12,8 @@ from jsonschema.validators import Draft202012Validator
 
 from conformance.adapters.reference import run_in_a_new_loop
 from conformance.adapters.reference.loop import run_in_a_clean_loop
+from conformance.judging.model import CallView, View
+from conformance.judging.rules._base import require
 from conformance.judging.rules._json import schema_usable
 
 
@@ -144,3 +148,66 @@ def test_schema_usable_is_check_schema(schema: Any) -> None:
         expected = False
     assert schema_usable(schema) is expected
     assert schema_usable(schema) is expected  # and again, from the cache
+
+
+# ------------------------------------------------- a call's indices, lazy pointers
+
+
+def _naive_wrote_before(events: list[dict[str, Any]], event: dict[str, Any], target: str) -> bool:
+    """CallView.wrote_before as it was first written: a scan up to ``event``."""
+    for e in events:
+        if e is event:
+            return False
+        if (
+            e.get("stage") == event.get("stage")
+            and e.get("id") == event.get("id")
+            and e.get("raised") is False
+            and str(e.get("mutate", "")).startswith(target)
+        ):
+            return True
+    return False
+
+
+def test_a_calls_indices_answer_as_a_scan_of_its_events_and_follow_them_as_they_grow() -> None:
+    events: list[dict[str, Any]] = [
+        {"stage": "pre-execute", "id": "p", "at": "enter"},
+        {"stage": "pre-execute", "id": "p", "mutate": "execution['name']", "raised": False},
+        {"stage": "pre-execute", "id": "q", "mutate": "execution['name']", "raised": True},
+        {"stage": "pre-execute", "id": "p", "what": "execution", "observed": {}},
+        {"stage": "guard", "id": "p", "mutate": "result", "raised": False},
+        {"stage": "pre-execute", "id": "q", "what": "execution", "observed": {}},
+    ]
+    twin = dict(events[3])  # equal to an event, but not one of them
+    call = CallView({"callId": "c"}, None, None, events=list(events[:4]))
+    targets = ("execution[", "execution['name']", "result", "arguments")
+    for grown in (4, 6):
+        call.events[:] = events[:grown]  # the view appends events after a first question
+        for event in [*events[:grown], twin]:
+            for target in targets:
+                assert call.wrote_before(event, target) == _naive_wrote_before(
+                    events[:grown], event, target
+                ), (grown, event, target)
+        assert [call.index(e) for e in events[:grown]] == list(range(grown))
+        with pytest.raises(StopIteration):
+            call.index(twin)
+    assert call.of_kind("pre-execute", "enter") == [events[0]]
+
+
+def test_a_pointer_is_worked_out_only_when_read_and_then_once() -> None:
+    read: list[int] = []
+
+    def events() -> Iterator[dict[str, Any]]:
+        read.append(1)
+        yield trace["events"][1]
+
+    trace = {"events": [{"call": "c", "stage": "body", "at": "enter"}, {"call": "c", "at": "x"}]}
+    view = View({"actions": [{"call": {"callId": "c"}}]}, {**trace, "actions": [{}]})
+    (call,) = view.every_call
+    pointing = view.at(call, events())
+    assert read == [] and pointing["call"] == "c"
+    assert require(True, "c", "holds", **pointing).events == () and read == []
+    failed = require(False, "c", "broken", **pointing)
+    assert failed.events == (1,) and read == [1]
+    assert list(pointing["events"]) == [1] and read == [1]
+    # nothing chosen: the call's last event, also worked out when read
+    assert require(False, "c", "absent", **view.at(call)).events == (1,)

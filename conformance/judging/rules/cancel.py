@@ -63,7 +63,7 @@ def CANCEL_1(view: View) -> Iterator[Verdict]:
             f"but it {'was not refused' if not refused else 'was refused'}"
             + (f" after reaching {stages}" if stages else ""),
             # the stages it reached; none: its last event, or (no event) its answer
-            **view.at(call, [e for e in call.events if e.get("at") == "enter"]),
+            **view.at(call, (e for e in call.events if e.get("at") == "enter")),
         )
     quiet = not may_abort(view.scenario, deadline=True)
     for call in view.calls:

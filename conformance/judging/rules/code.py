@@ -61,7 +61,7 @@ def CODE_1(view: View) -> Iterator[Verdict]:
             f"message mentioning run_code; got code={call.code}, stages entered={stages}, "
             f"message={message!r}",
             # the stages it entered; none: its answer (or its last event)
-            **view.at(call, [e for e in call.events if e.get("stage") in stages]),
+            **view.at(call, (e for e in call.events if e.get("stage") in stages)),
         )
 
 

@@ -104,11 +104,11 @@ def EXEC_1(view: View) -> Iterator[Verdict]:
                 # the entries of the guards, the wrappers and the body: their order
                 **view.at(
                     call,
-                    [
+                    (
                         e
                         for e in call.events
                         if e.get("stage") in ("guard", "wrapper", "body") and e.get("at") == "enter"
-                    ],
+                    ),
                 ),
             )
             for w in wrappers:
@@ -446,7 +446,7 @@ def EXEC_4(view: View) -> Iterator[Verdict]:
             # the wrapper's throw and what followed it (post-execute, finalization, results)
             **view.at(
                 call,
-                [
+                (
                     e
                     for e in call.events
                     if (e.get("stage") == "wrapper" and e.get("at") == "throw")
@@ -454,7 +454,7 @@ def EXEC_4(view: View) -> Iterator[Verdict]:
                         e.get("stage") in ("post-execute", "finalize", "result")
                         and e.get("at") == "enter"
                     )
-                ],
+                ),
             ),
         )
 
@@ -510,7 +510,7 @@ def EXEC_5(view: View) -> Iterator[Verdict]:
             "wrapper must abort the body's signal, wait for it to settle and report TOOL_TIMEOUT: "
             + "; ".join(problems),
             # the body (its signal, its settling) and what came after it
-            **view.at(call, [e for e in call.events if e.get("stage") in ("body", "finalize")]),
+            **view.at(call, (e for e in call.events if e.get("stage") in ("body", "finalize"))),
         )
 
 

@@ -208,12 +208,12 @@ def FIN_4(view: View) -> Iterator[Verdict]:
             # the finalizer's throw and the notifications that followed
             **view.at(
                 call,
-                [
+                (
                     e
                     for e in call.events
                     if (e.get("stage") == "finalize" and e.get("at") == "throw")
                     or (e.get("stage") == "result" and e.get("at") == "enter")
-                ],
+                ),
             ),
         )
 

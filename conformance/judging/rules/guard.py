@@ -84,12 +84,12 @@ def GUARD_1(view: View) -> Iterator[Verdict]:
             # the guards' answers and what ran after them (a wrapper, the body)
             **view.at(
                 call,
-                [
+                (
                     e
                     for e in call.events
                     if (e.get("stage") == "guard" and e.get("at") in ("exit", "throw"))
                     or (e.get("stage") in ("wrapper", "body") and e.get("at") == "enter")
-                ],
+                ),
             ),
         )
 
@@ -185,12 +185,12 @@ def GUARD_2(view: View) -> Iterator[Verdict]:
             # the guards' answers and what ran after them (a wrapper, the body)
             **view.at(
                 call,
-                [
+                (
                     e
                     for e in call.events
                     if (e.get("stage") == "guard" and e.get("at") in ("exit", "throw"))
                     or (e.get("stage") in ("wrapper", "body") and e.get("at") == "enter")
-                ],
+                ),
             ),
         )
 

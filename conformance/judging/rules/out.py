@@ -268,11 +268,11 @@ def OUT_5(view: View) -> Iterator[Verdict]:
                 # the bodies and wrappers that returned the value
                 **view.at(
                     call,
-                    [
+                    (
                         e
                         for e in call.events
                         if e.get("stage") in ("body", "wrapper") and e.get("at") == "exit"
-                    ],
+                    ),
                 ),
             )
 

@@ -69,7 +69,7 @@ def PIPE_1(view: View) -> Iterator[Verdict]:
             f"the trace shows first entries {order}"
             + (f" and repeated entries of {twice}" if twice else ""),
             # the stages' entries, whose order (or repetition) is the violation
-            **view.at(call, [e for e in events if e.get("at") in ("enter", "request")]),
+            **view.at(call, (e for e in events if e.get("at") in ("enter", "request"))),
         )
 
 
@@ -113,7 +113,7 @@ def PIPE_2(view: View) -> Iterator[Verdict]:
                 "that reaches no policy stage and not the body; the trace shows "
                 f"isError={call.is_error}, code={call.code}, stages entered {reached}",
                 # the stages it reached; none: its last event, or its answer
-                **view.at(call, [e for e in call.events if e.get("stage") in reached]),
+                **view.at(call, (e for e in call.events if e.get("stage") in reached)),
             )
             continue
         for i, event in enumerate(call.events):
@@ -195,16 +195,17 @@ def PIPE_3(view: View) -> Iterator[Verdict]:
             )
 
 
-def _identity_events(call: CallView) -> list[Mapping[str, Any]]:
+def _identity_events(call: CallView) -> Iterator[Mapping[str, Any]]:
     """The events where a call's identity could change or be seen changed: the writes to the
-    execution, the stages' entries (which carry the identity) and the execution observed."""
-    return [
+    execution, the stages' entries (which carry the identity) and the execution observed
+    (found as read: ``view.at`` reads them for a failure only)."""
+    return (
         e
         for e in call.events
         if str(e.get("mutate", "")).startswith("execution[")
         or (e.get("at") == "enter" and "tool" in e and e.get("stage") in _SEES_ARGUMENTS)
         or e.get("what") == "execution"
-    ]
+    )
 
 
 # -------------------------------------------------------------------- PIPE-4
@@ -604,7 +605,7 @@ def PIPE_6(view: View) -> Iterator[Verdict]:
             "disposing a registration must remove exactly it, and registering again must add "
             "it again: " + "; ".join(problems),
             # the entries of the stages that ran the wrong registrations
-            **view.at(call, [e for e in call.events if e.get("stage") in wrong]),
+            **view.at(call, (e for e in call.events if e.get("stage") in wrong)),
         )
 
 

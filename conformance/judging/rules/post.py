@@ -160,11 +160,11 @@ def _unchanged(view: View, call: CallView, observed: Any, finalized: bool) -> Ve
         # what the body returned and what post-execute passed on
         **view.at(
             call,
-            [
+            (
                 e
                 for e in call.events
                 if e.get("stage") in ("body", "post-execute") and e.get("at") == "exit"
-            ],
+            ),
         ),
     )
 
@@ -362,12 +362,12 @@ def POST_4(view: View) -> Iterator[Verdict]:
             # the listener's throw and the finalizer's runs after it
             **view.at(
                 call,
-                [
+                (
                     e
                     for e in call.events
                     if (e.get("stage") == "post-execute" and e.get("at") == "throw")
                     or (e.get("stage") == "finalize" and e.get("at") == "enter")
-                ],
+                ),
             ),
         )
 

@@ -110,15 +110,18 @@ def policy_clean(call: CallView) -> bool:
 # ------------------------------------------------------------------- PRE-1
 
 
-def _decided(call: CallView, stages: tuple[str, ...] = ("pre-execute",)) -> list[Mapping[str, Any]]:
+def _decided(
+    call: CallView, stages: tuple[str, ...] = ("pre-execute",)
+) -> Iterator[Mapping[str, Any]]:
     """The events a policy failure is about: the answers of ``stages`` (a listener's exit or
-    throw, an approval's answer) and the body's entry, when the body ran."""
-    return [
+    throw, an approval's answer) and the body's entry, when the body ran (found as read:
+    ``view.at`` reads them for a failure only)."""
+    return (
         e
         for e in call.events
         if (e.get("stage") in stages and e.get("at") in ("exit", "throw", "answer"))
         or (e.get("stage") == "body" and e.get("at") == "enter")
-    ]
+    )
 
 
 @rule("PRE-1", "Reorderable waterfall")
@@ -778,12 +781,12 @@ def PRE_7(view: View) -> Iterator[Verdict]:
             # the listeners' runs and what came after them (the body, finalization, results)
             **view.at(
                 call,
-                [
+                (
                     e
                     for e in call.events
                     if e.get("stage") == "pre-execute"
                     or (e.get("stage") in ("body", "finalize", "result") and e.get("at") == "enter")
-                ],
+                ),
             ),
         )
 

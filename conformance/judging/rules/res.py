@@ -181,11 +181,11 @@ def RES_1(view: View) -> Iterator[Verdict]:
             # what the observers saw and wrote
             **view.at(
                 call,
-                [
+                (
                     e
                     for e in call.events
                     if e.get("stage") == "result" and ("observed" in e or "mutate" in e)
-                ],
+                ),
             ),
         )
 
@@ -234,12 +234,12 @@ def RES_2(view: View) -> Iterator[Verdict]:
             # the notifications whose result differs, and the observers' writes
             **view.at(
                 call,
-                [
+                (
                     e
                     for e in call.events
                     if e.get("stage") == "result"
                     and ("mutate" in e or (e in notified and e.get("id") in different))
-                ],
+                ),
             ),
         )
 
