@@ -392,12 +392,6 @@ class View:
     def mode(self) -> str:
         return mode_of(self.scenario)
 
-    @cached_property
-    def memo(self) -> dict[str, Any]:
-        """What a predicate derived from this view, for the others that ask the same (by
-        the name of what it is, e.g. ``def.walk``): a view's scenario and trace never change."""
-        return {}
-
     @property
     def approval_mounted(self) -> bool:
         return "approval" in self.scenario

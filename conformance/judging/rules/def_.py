@@ -22,6 +22,7 @@ from conformance.judging.rules._facts import (
 )
 from conformance.judging.rules._json import schema_usable
 from conformance.scenario import strategies as s
+from conformance.scenario.schema import once_per_judgement
 from conformance.vocab import NOT_CALLABLE, RUN_CODE, ErrorCode
 
 MODEL_VISIBLE = frozenset({"name", "description", "parameters"})
@@ -385,15 +386,10 @@ class Walk:
     )
 
 
+@once_per_judgement  # four DEF predicates ask
 def walk(view: View) -> Walk | None:
-    """The lifecycle of :func:`_walk`, replayed once per view (four DEF predicates ask)."""
-    if "def.walk" not in view.memo:
-        view.memo["def.walk"] = _walk(view)
-    found: Walk | None = view.memo["def.walk"]
-    return found
-
-
-def _walk(view: View) -> Walk | None:
+    """The scenario's registrations and actions replayed in order (None: scripts change the
+    registry mid-call, so there is no replay)."""
     if mutates_registry(view.scenario):  # scripts change the registry mid-call: no replay
         return None
     specs = {t.get("key", t["name"]): t for t in view.tool_specs}
