@@ -2,6 +2,7 @@
 
     python benchmarks/bench_inprocess.py            # scenarios/s + wall time of quick and ci
     python benchmarks/bench_inprocess.py --profiles ci --jobs 1,2
+    python benchmarks/bench_inprocess.py --cores 2  # run + judge on N processes at once
 
 Prints one line per measurement; README quotes the figures.
 """
@@ -9,6 +10,7 @@ Prints one line per measurement; README quotes the figures.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import time
 from typing import Any
 
@@ -57,11 +59,49 @@ def scenarios_per_second(n: int = 300) -> tuple[float, float, float]:
     return len(drawn) / (generated + executed), len(drawn) / executed, len(drawn) / evaluated
 
 
+def _run_judge_wall(n: int, ready: Any, out: Any) -> None:
+    """One process's part of :func:`run_judge_on_cores`: (started, ended, scenarios) put on
+    ``out``, timed from when every process is ready (``ready``, a barrier)."""
+    adapter = load_adapter("reference")
+    drawn = corpus(n)
+    for s in drawn[:30]:  # warm-up
+        judge(s, adapter.run(s))
+    ready.wait()
+    started = time.time()
+    for s in drawn:
+        judge(s, adapter.run(s))
+    out.put((started, time.time(), len(drawn)))
+
+
+def run_judge_on_cores(processes: int, n: int = 300) -> float:
+    """Run + judge of the same ``n`` scenarios in ``processes`` processes at once, started
+    together once each has drawn its scenarios: scenarios per second of wall time, from the
+    first start to the last end (on a machine with that many idle cores; per CPU second of
+    one process, :func:`scenarios_per_second`)."""
+    context = multiprocessing.get_context("fork")
+    ready, out = context.Barrier(processes), context.Queue()
+    workers = [
+        context.Process(target=_run_judge_wall, args=(n, ready, out)) for _ in range(processes)
+    ]
+    for worker in workers:
+        worker.start()
+    parts = [out.get() for _ in workers]
+    for worker in workers:
+        worker.join()
+    wall = max(end for _, end, _ in parts) - min(start for start, _, _ in parts)
+    return sum(count for _, _, count in parts) / wall
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--profiles", default="quick,ci")
     parser.add_argument("--jobs", default="1,2", help="worker processes to try, e.g. 1,2")
+    parser.add_argument("--cores", type=int, help="only run + judge on this many processes")
     args = parser.parse_args()
+    if args.cores:
+        rate = run_judge_on_cores(args.cores)
+        print(f"run + judge on {args.cores} processes at once: {rate:.0f} scenarios/s wall")
+        return
     total, run_only, evaluated = scenarios_per_second()
     print(
         f"in-process, general scenarios: {total:.0f}/s end to end, {run_only:.0f}/s run+judge "
