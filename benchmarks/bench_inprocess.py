@@ -85,7 +85,7 @@ def run_judge_on_cores(processes: int, n: int = 300) -> float:
     ]
     for worker in workers:
         worker.start()
-    parts = [out.get() for _ in workers]
+    parts: list[tuple[float, float, int]] = [out.get() for _ in workers]
     for worker in workers:
         worker.join()
     wall = max(end for _, end, _ in parts) - min(start for start, _, _ in parts)
