@@ -150,3 +150,15 @@ def reference_quick_run(tmp_path_factory: pytest.TempPathFactory) -> ReferenceRu
     with quiet():  # the reference logs its scripted failures
         result = run_suite(ReferenceAdapter(), profile="quick", write_corpus=corpus)
     return ReferenceRun(result, corpus)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``long(SECONDS)`` (five seconds or more of wall time, waiting included, as
+    measured here) start first, the longest first: under ``-n 2`` the other core works while
+    one waits on a deadline, and no long test is left to run alone at the session's end."""
+
+    def seconds(item: pytest.Item) -> float:
+        marker = item.get_closest_marker("long")
+        return float(marker.args[0]) if marker is not None else 0.0
+
+    items.sort(key=seconds, reverse=True)  # stable: the others keep their order

@@ -64,6 +64,7 @@ def test_the_extraction_sees_every_block_and_fails_on_a_broken_one() -> None:
     assert done.returncode != 0 and "never" not in done.stdout
 
 
+@pytest.mark.long(7)
 @pytest.mark.slow
 def test_the_tutorial_ends_in_a_conformant_run(tmp_path: Path) -> None:
     done = run_tutorial(tmp_path)

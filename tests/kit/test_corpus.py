@@ -126,6 +126,7 @@ def test_the_cli_replays_a_corpus_and_refuses_bad_combinations(
     assert main(both) == 2
 
 
+@pytest.mark.long(10)
 def test_selftest_replays_the_references_corpus() -> None:
     chosen = {name: m for name, m in CATALOGUE.items() if name.startswith("pre.")}
     with quiet():

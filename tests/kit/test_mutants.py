@@ -43,6 +43,7 @@ def test_mutant_is_killed_by_its_target_rule(name: str, reference_corpus: str) -
     assert row.killed, row.why()
 
 
+@pytest.mark.long(4)
 @pytest.mark.slow  # the whole kit per variant (the reference's corpus replayed)
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_correct_variant_passes_the_whole_kit(name: str, reference_corpus: str) -> None:

@@ -84,6 +84,7 @@ def test_the_rule_marker_works_under_strict_markers(pytester: pytest.Pytester) -
     result.assert_outcomes(passed=1)
 
 
+@pytest.mark.long(10)
 @pytest.mark.slow
 def test_it_runs_under_xdist(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(*BASE, "-n", "2", "-k", "PRE-3")

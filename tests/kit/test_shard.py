@@ -82,6 +82,7 @@ def mutant_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any, li
     return tmp, whole, shards
 
 
+@pytest.mark.long(18)
 def test_sharded_reference_run_merges_into_the_unsharded_one(tmp_path: Path) -> None:
     whole, shards = _sharded("reference", None, tmp_path)
     merged = merge(shards).to_json()

@@ -40,6 +40,7 @@ def failing_checks(section: dict[str, Any]) -> set[str]:
     return {f["check"] for f in section["failures"]}
 
 
+@pytest.mark.long(6)
 def test_the_reference_passes_in_process() -> None:
     section = fuzz_protocol(
         app=make_app(ReferenceAdapter()), target="reference", max_examples=EXAMPLES
@@ -149,6 +150,7 @@ def test_an_unreachable_service_is_a_usage_error(capsys: pytest.CaptureFixture[s
     assert f"cannot reach {url}" in capsys.readouterr().err
 
 
+@pytest.mark.long(5)
 def test_a_hanging_operation_is_given_up_on_after_three_requests() -> None:
     release = threading.Event()  # set at teardown: the handlers never answer before
     good = make_app(ReferenceAdapter())

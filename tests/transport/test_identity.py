@@ -54,6 +54,7 @@ def run(adapter: Adapter, rules: str | None) -> RunResult:
             close()
 
 
+@pytest.mark.long(10)
 def test_three_transports_agree_on_a_subset(http_url: str) -> None:
     in_process = run(ReferenceAdapter(), SUBSET)
     stdio = run(load_adapter(f"stdio:{sys.executable} -m conformance.harness"), SUBSET)
@@ -67,6 +68,7 @@ def test_three_transports_agree_on_a_subset(http_url: str) -> None:
         assert result.transport["starts"] == 1
 
 
+@pytest.mark.long(14)
 def test_every_rule_over_http_as_in_process(http_url: str) -> None:
     """The whole quick profile over HTTP; in process it is tests/kit/test_reference_passes."""
     http = run(load_adapter(http_url), None)

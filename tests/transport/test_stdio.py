@@ -440,6 +440,7 @@ def test_a_run_against_a_harness_that_keeps_hanging_is_bounded() -> None:
     assert not_run and not result.kit_errors
 
 
+@pytest.mark.long(26)
 @pytest.mark.slow
 def test_the_quick_profile_against_a_harness_that_keeps_hanging_ends_within_a_minute() -> None:
     adapter = StdioAdapter([sys.executable, str(FAKE), "hang-fifth"])  # the default deadlines
