@@ -23,7 +23,7 @@ from conformance.scenario.bounds import non_json
 from conformance.scenario.schema import (
     FixtureError,
     conforms,
-    scripts_remembered,
+    one_judgement,
     validate,
 )
 from conformance.seam.adapter import (
@@ -183,7 +183,7 @@ def judge(
     selected, None for all): then only the verdicts of a selected clause are kept, and
     those judging the rule as a whole (``clause`` None).
     """
-    with scripts_remembered():
+    with one_judgement():
         return _judge(View(scenario, trace, closed_forms), rule_ids)
 
 

@@ -34,9 +34,9 @@ __all__ = [
     "load_json",
     "mutates_registry",
     "once_per_judgement",
+    "one_judgement",
     "schema",
     "scripts_of",
-    "scripts_remembered",
     "validate",
 ]
 
@@ -255,7 +255,7 @@ def listener_lifecycle(scenario: Mapping[str, Any]) -> int | None:
     return None
 
 
-#: What is worked out once per judgement (:func:`scripts_remembered`): (the function, the ids of
+#: What is worked out once per judgement (:func:`one_judgement`): (the function, the ids of
 #: its arguments, its keywords) -> (the arguments, kept alive so that no id is reused, the value).
 _REMEMBERED: ContextVar[dict[Hashable, tuple[tuple[Any, ...], Any]] | None] = ContextVar(
     "remembered", default=None
@@ -263,10 +263,10 @@ _REMEMBERED: ContextVar[dict[Hashable, tuple[tuple[Any, ...], Any]] | None] = Co
 
 
 @contextmanager
-def scripts_remembered() -> Iterator[None]:
-    """Within: :func:`scripts_of` and every function marked :func:`once_per_judgement` work out
-    their answer once per distinct arguments (the judge asks them of one unchanging scenario and
-    trace dozens of times); their callers only read what they return."""
+def one_judgement() -> Iterator[None]:
+    """One judgement: within, every function marked :func:`once_per_judgement` (``scripts_of``
+    among them) works out its answer once per distinct arguments (the judge asks them of one
+    unchanging scenario and trace dozens of times); their callers only read what they return."""
     token = _REMEMBERED.set({})
     try:
         yield
@@ -278,7 +278,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def once_per_judgement(fn: F) -> F:
-    """``fn``'s answer remembered within :func:`scripts_remembered`, by the identity of its
+    """``fn``'s answer remembered within :func:`one_judgement`, by the identity of its
     positional arguments and the value of its keywords (outside: worked out every time). For
     a pure function of objects the judgement never changes (the scenario, the trace, a call's
     view); what it returns is shared, so it is only read."""
