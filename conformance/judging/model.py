@@ -262,12 +262,12 @@ class CallView:
         return None if decision is MISSING else decision
 
     def index(self, event: Mapping[str, Any]) -> int:
-        """Position of ``event`` among the call's events (by identity; StopIteration when it
-        is not one of them)."""
+        """Position of ``event`` among the call's events (by identity; ValueError when it is
+        not one of them, as ``list.index``)."""
         self._index()
         found = self._positions.get(id(event))
         if found is None or self.events[found] is not event:
-            raise StopIteration(event)
+            raise ValueError(f"not an event of call {self.id!r}: {event!r}")
         return found
 
     def identity(self) -> dict[str, Any]:

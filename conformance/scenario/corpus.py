@@ -50,8 +50,8 @@ class Entry:
     source: str  # a fixture's path, "surface/<cell>", or "generated/<rule>"
     targets: tuple[str, ...]
     scenario: Mapping[str, Any]
-    #: The corpus line the entry was read from (None: made otherwise): fresh copies of the
-    #: scenario are parsed from it, with no encoding first.
+    #: The corpus line the entry was read from (None: made otherwise, and then encoded once
+    #: when first copied): each fresh copy of the scenario is parsed from it.
     line: str | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -65,13 +65,11 @@ class Entry:
         (a registry whose schemas are live views of its definitions), and one corpus serves
         many runs in one process (selftest's entries). The copy is parsed from the entry's
         JSON text (the scenario is JSON: a corpus line), several times faster than a deep copy."""
-        if self.line is not None:
-            return {**json.loads(self.line)["scenario"], "rules": list(self.targets)}
-        return {**json.loads(self._text), "rules": list(self.targets)}
+        return {**json.loads(self._line)["scenario"], "rules": list(self.targets)}
 
     @functools.cached_property
-    def _text(self) -> str:
-        return json.dumps(self.scenario)
+    def _line(self) -> str:
+        return self.line if self.line is not None else json.dumps({"scenario": self.scenario})
 
 
 @dataclass(frozen=True)

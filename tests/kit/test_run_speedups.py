@@ -188,7 +188,7 @@ def test_a_calls_indices_answer_as_a_scan_of_its_events_and_follow_them_as_they_
                     events[:grown], event, target
                 ), (grown, event, target)
         assert [call.index(e) for e in events[:grown]] == list(range(grown))
-        with pytest.raises(StopIteration):
+        with pytest.raises(ValueError, match="not an event of call 'c'"):
             call.index(twin)
     assert call.of_kind("pre-execute", "enter") == [events[0]]
 
