@@ -41,6 +41,12 @@ def corpus(n: int) -> list[dict[str, Any]]:
     return drawn
 
 
+def run_and_judge(adapter: Any, drawn: list[dict[str, Any]]) -> None:
+    """Run each scenario on ``adapter`` and judge it against every rule (what is timed)."""
+    for s in drawn:
+        judge(s, adapter.run(s))
+
+
 def scenarios_per_second(n: int = 300) -> tuple[float, float, float]:
     """Scenarios per second: (generation + execution + judging, execution + judging only,
     execution + trace validation + judging, i.e. the runner's evaluate())."""
@@ -49,8 +55,7 @@ def scenarios_per_second(n: int = 300) -> tuple[float, float, float]:
     drawn = corpus(n)
     generated = time.perf_counter() - started
     started = time.perf_counter()
-    for s in drawn:
-        judge(s, adapter.run(s))
+    run_and_judge(adapter, drawn)
     executed = time.perf_counter() - started
     started = time.perf_counter()
     for s in drawn:
@@ -64,12 +69,10 @@ def _run_judge_wall(n: int, ready: Any, out: Any) -> None:
     ``out``, timed from when every process is ready (``ready``, a barrier)."""
     adapter = load_adapter("reference")
     drawn = corpus(n)
-    for s in drawn[:30]:  # warm-up
-        judge(s, adapter.run(s))
+    run_and_judge(adapter, drawn[:30])  # warm-up
     ready.wait()
     started = time.time()
-    for s in drawn:
-        judge(s, adapter.run(s))
+    run_and_judge(adapter, drawn)
     out.put((started, time.time(), len(drawn)))
 
 
