@@ -64,6 +64,9 @@ def resolve(
     return found
 
 
+#: What :meth:`CallView.of_kind` answers for a kind the call has no event of (shared, read only).
+_NONE: Final[list[Mapping[str, Any]]] = []
+
 # A batch member that closed without a result: {"raised": message} or {"interrupted": ...}.
 _CLOSED_ENTRIES: Final = ({"raised"}, {"interrupted"})
 
@@ -115,8 +118,9 @@ class CallView:
     def of_kind(self, stage: str, at: str) -> list[Mapping[str, Any]]:
         """The call's events of ``stage`` that are of kind ``at`` (``enter``, ``exit``,
         ``throw``...), in order (the list is shared: do not change it)."""
-        self._index()
-        return self._kinds.get((stage, at), [])
+        if self._indexed != len(self.events):
+            self._index()
+        return self._kinds.get((stage, at), _NONE)
 
     @property
     def id(self) -> str:
@@ -175,16 +179,16 @@ class CallView:
 
     @property
     def body_entered(self) -> bool:
-        return bool(self.entered("body"))
+        return bool(self.of_kind("body", "enter"))
 
     @property
     def finalizer_calls(self) -> int:
-        return len(self.entered("finalize"))
+        return len(self.of_kind("finalize", "enter"))
 
     @property
     def notifications(self) -> int:
         """tools/result notifications: one per observer per notification, so divide."""
-        return len(self.entered("result"))
+        return len(self.of_kind("result", "enter"))
 
     def stage_order(self) -> list[str]:
         """Stages in the order they were first entered."""

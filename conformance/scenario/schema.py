@@ -288,7 +288,7 @@ def once_per_judgement(fn: F) -> F:
         remembered = _REMEMBERED.get()
         if remembered is None:
             return fn(*args, **kwargs)
-        key = (fn, *map(id, args), *sorted(kwargs.items()))
+        key = (fn, *map(id, args), *sorted(kwargs.items())) if kwargs else (fn, *map(id, args))
         known = remembered.get(key)
         if known is None:
             known = remembered[key] = (args, fn(*args, **kwargs))

@@ -190,7 +190,12 @@ def require(
     ``trace["registrations"]`` (``registration``). An ok verdict keeps none.
     """
     if condition:
-        return Verdict(True, subject, clause=clause)
+        held = _HELD.get((subject, clause))
+        if held is None:
+            if len(_HELD) >= _HELD_KEPT:
+                _HELD.clear()
+            held = _HELD[subject, clause] = Verdict(True, subject, clause=clause)
+        return held
     return Verdict(
         False,
         subject,
@@ -201,6 +206,13 @@ def require(
         _action(action),
         _action(registration),
     )
+
+
+#: The ok verdicts made so far, by (subject, clause): a verdict is immutable and an ok one
+#: carries nothing else, so one is shared (most verdicts hold; making each anew is a
+#: measurable part of judging). Emptied when it outgrows its bound.
+_HELD: dict[tuple[str, str | None], Verdict] = {}
+_HELD_KEPT = 4096
 
 
 def _action(action: int | None) -> int | None:
