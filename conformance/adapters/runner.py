@@ -272,7 +272,9 @@ async def _answer(
         else:
             made = driver.batch(calls, action.get("maxParallel", 4))
         pending = await _invoked(made, writes, calls)
-        answer = await asyncio.wait_for(_value(pending), deadline)
+        # in this task (as asyncio.wait_for does from Python 3.12): no task of its own
+        async with asyncio.timeout(deadline):
+            answer = await _value(pending)
         writes(calls, "afterResult")
         return answer
     if "schemas" in action:

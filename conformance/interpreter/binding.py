@@ -101,12 +101,18 @@ _HOST_VALUES: dict[str, Callable[[], Any]] = {
 }
 
 
-def jsonable(value: Any, _active: frozenset[int] = frozenset()) -> JSON:
+def jsonable(value: Any) -> JSON:
     """Best-effort JSON form of whatever an implementation handed us (for the trace).
 
     A cycle is recorded as ``{"$special": "cycle"}`` instead of recursing forever.
     """
-    shape = _per_type(_SHAPES, type(value), _shape)
+    return _recorded(value, set())
+
+
+def _recorded(value: Any, active: set[int]) -> JSON:
+    """:func:`jsonable` of ``value`` inside the containers ``active`` (by id: the path to it)."""
+    kind = type(value)
+    shape = _SHAPES.get(kind) or _per_type(_SHAPES, kind, _shape)
     if shape == "scalar":
         return value
     if shape == "float":
@@ -114,12 +120,15 @@ def jsonable(value: Any, _active: frozenset[int] = frozenset()) -> JSON:
             value if math.isfinite(value) else {"$special": "nan" if value != value else "infinity"}
         )
     if shape == "mapping" or shape == "sequence":
-        if id(value) in _active:
+        if id(value) in active:
             return {"$special": "cycle"}
-        inner = _active | {id(value)}
-        if shape == "mapping":
-            return {str(k): jsonable(v, inner) for k, v in value.items()}
-        return [jsonable(v, inner) for v in value]
+        active.add(id(value))
+        try:
+            if shape == "mapping":
+                return {str(k): _recorded(v, active) for k, v in value.items()}
+            return [_recorded(v, active) for v in value]
+        finally:
+            active.discard(id(value))
     to_json = getattr(value, "to_json", None)
     if callable(to_json):
         return jsonable(to_json())
@@ -188,7 +197,10 @@ class Binding:
 
     def read(self, obj: Any, key: str | int) -> Any:
         """``obj``'s field or item ``key``; raises when it has none."""
-        if _is_container(obj):
+        container = _CONTAINERS.get(type(obj))  # _is_container, inlined: every read asks
+        if container is None:
+            container = _is_container(obj)
+        if container:
             return obj[key]
         if not isinstance(key, str):
             raise TypeError(f"{type(obj).__name__} has no item {key!r}")

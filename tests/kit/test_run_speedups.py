@@ -211,3 +211,103 @@ def test_a_pointer_is_worked_out_only_when_read_and_then_once() -> None:
     assert list(pointing["events"]) == [1] and read == [1]
     # nothing chosen: the call's last event, also worked out when read
     assert require(False, "c", "absent", **view.at(call)).events == (1,)
+
+
+def test_a_busy_loop_skips_its_polls_and_still_runs_what_other_threads_schedule() -> None:
+    """A zero-timeout poll is skipped while only the self-pipe is registered; a callback
+    scheduled from another thread runs all the same (it is on the ready queue), and a loop
+    that blocks still drains the pipe."""
+    import selectors
+    import threading
+
+    polls: list[float | None] = []
+    real = selectors.DefaultSelector.select
+
+    def counted(self: Any, timeout: float | None = None) -> Any:
+        polls.append(timeout)
+        return real(self, timeout)
+
+    async def main() -> list[str]:
+        loop = asyncio.get_running_loop()
+        ran: list[str] = []
+        thread = threading.Thread(target=lambda: loop.call_soon_threadsafe(ran.append, "x"))
+        thread.start()
+        thread.join()
+        for _ in range(5):
+            await asyncio.sleep(0)  # busy: something is always ready
+        await asyncio.sleep(0.001)  # nothing ready: the loop blocks on its selector
+        return ran
+
+    patched = pytest.MonkeyPatch()
+    patched.setattr(selectors.DefaultSelector, "select", counted)
+    try:
+        assert run_in_a_new_loop(main()) == ["x"]
+    finally:
+        patched.undo()
+    assert polls and 0 not in polls  # the loop blocked at least once, and never polled
+
+
+def test_a_loop_with_a_signal_handler_polls_as_asyncio_does() -> None:
+    import selectors
+    import signal
+
+    polls: list[float | None] = []
+    real = selectors.DefaultSelector.select
+
+    def counted(self: Any, timeout: float | None = None) -> Any:
+        polls.append(timeout)
+        return real(self, timeout)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGUSR1, lambda: None)
+        try:
+            for _ in range(3):
+                await asyncio.sleep(0)
+        finally:
+            loop.remove_signal_handler(signal.SIGUSR1)
+
+    patched = pytest.MonkeyPatch()
+    patched.setattr(selectors.DefaultSelector, "select", counted)
+    try:
+        run_in_a_new_loop(main())
+    finally:
+        patched.undo()
+    assert 0 in polls  # its handler runs when the loop drains the pipe: it polls
+
+
+def test_an_ok_verdict_is_shared_and_a_failure_is_new() -> None:
+    assert require(True, "c", "a") is require(True, "c", "b")
+    assert require(True, "c", "a", "x") is not require(True, "c", "a")
+    assert require(True, "c", "a", "x").clause == "x"
+    assert require(False, "c", "a") is not require(False, "c", "a")
+
+
+def test_a_value_seen_twice_is_no_cycle_and_a_cycle_is_one() -> None:
+    from conformance.interpreter.binding import jsonable
+
+    shared = {"k": [1.0, float("nan")]}
+    assert jsonable([shared, shared]) == [{"k": [1.0, {"$special": "nan"}]}] * 2
+    loop: dict[str, Any] = {"a": 1}
+    loop["self"] = [loop]
+    assert jsonable(loop) == {"a": 1, "self": [{"$special": "cycle"}]}
+
+
+def test_a_call_past_the_action_deadline_answers_the_deadline_in_the_callers_task() -> None:
+    from conformance.adapters.runner import Driver, run_actions
+
+    tasks: list[asyncio.Task[Any] | None] = []
+
+    class Hangs(Driver):
+        async def call(self, call: Any) -> Any:
+            tasks.append(asyncio.current_task())
+            await asyncio.sleep(60)
+
+    async def main() -> Any:
+        answers = await run_actions(
+            {"actions": [{"call": {"callId": "c"}}]}, Hangs(), deadline=0.01
+        )
+        return answers, asyncio.current_task()
+
+    answers, caller = run_in_a_new_loop(main())
+    assert "deadline" in answers[0]["raised"] and tasks == [caller]

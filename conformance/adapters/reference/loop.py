@@ -8,6 +8,9 @@ Rules:
   cancelled and awaited, then async generators and the default executor are shut down.
 * SIGINT is left alone (``asyncio.run`` swaps its handler per call; the kit has its own,
   :mod:`conformance.running.interrupt`).
+* A loop with callbacks ready does not poll its selector while only its self-pipe is
+  registered (nothing it could learn there is not already on the ready queue), unless it has
+  a signal handler of its own (:class:`_Selector`).
 
 Theory of operation: making and closing a loop (a selector, a self-pipe, their file
 descriptors) costs several times a small scenario's own scheduling. So the main thread
@@ -27,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import selectors
 import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Executor
@@ -50,12 +54,30 @@ def plain_report(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> No
     )  # fmt: skip
 
 
+class _Selector(selectors.DefaultSelector):
+    """The loop's selector, which skips a poll (a zero timeout: callbacks are ready to run)
+    while only the loop's self-pipe is registered. A callback scheduled from another thread
+    is already on the ready queue, its byte on the pipe only wakes a loop that blocks, and a
+    blocking select (the loop has nothing ready) still drains the pipe; only a signal handler
+    of the loop's (``add_signal_handler``) is handled in the drain, so a loop with one polls
+    as asyncio's does. Most scenarios never block: the polls were a measurable part of one
+    (benchmarks/inprocess.md)."""
+
+    polls = False
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if timeout == 0 and not self.polls and len(self.get_map()) == 1:
+            return []
+        return super().select(timeout)
+
+
 class ScenarioLoop(asyncio.SelectorEventLoop):
     """A selector loop that remembers every timer it scheduled and whether the default
     executor was used, so that it can be handed clean to the next scenario."""
 
     def __init__(self) -> None:
-        super().__init__()
+        self._polls = _Selector()
+        super().__init__(self._polls)
         self.set_exception_handler(plain_report)
         self.timers: list[asyncio.TimerHandle] = []
         self.used_executor = False
@@ -71,6 +93,10 @@ class ScenarioLoop(asyncio.SelectorEventLoop):
         handle = super().call_at(when, callback, *args, context=context)
         self.timers.append(handle)
         return handle
+
+    def add_signal_handler(self, sig: int, callback: Callable[[*Ts], object], *args: *Ts) -> None:
+        self._polls.polls = True  # its handler runs when the loop drains its self-pipe
+        super().add_signal_handler(sig, callback, *args)
 
     def run_in_executor(
         self, executor: Executor | None, func: Callable[[*Ts], T], *args: *Ts
