@@ -3,6 +3,7 @@
     python benchmarks/bench_inprocess.py            # scenarios/s + wall time of quick and ci
     python benchmarks/bench_inprocess.py --profiles ci --jobs 1,2
     python benchmarks/bench_inprocess.py --cores 2  # run + judge on N processes at once
+    PYTHONPATH=/tmp/before python benchmarks/bench_inprocess.py --cores 2  # another checkout
 
 Prints one line per measurement; README quotes the figures.
 """
@@ -64,7 +65,7 @@ def scenarios_per_second(n: int = 300) -> tuple[float, float, float]:
     return len(drawn) / (generated + executed), len(drawn) / executed, len(drawn) / evaluated
 
 
-def _run_judge_wall(n: int, ready: Any, out: Any) -> None:
+def _run_judge_wall(n: int, repeat: int, ready: Any, out: Any) -> None:
     """One process's part of :func:`run_judge_on_cores`: (started, ended, scenarios) put on
     ``out``, timed from when every process is ready (``ready``, a barrier)."""
     adapter = load_adapter("reference")
@@ -72,19 +73,22 @@ def _run_judge_wall(n: int, ready: Any, out: Any) -> None:
     run_and_judge(adapter, drawn[:30])  # warm-up
     ready.wait()
     started = time.time()
-    run_and_judge(adapter, drawn)
-    out.put((started, time.time(), len(drawn)))
+    for _ in range(repeat):
+        run_and_judge(adapter, drawn)
+    out.put((started, time.time(), len(drawn) * repeat))
 
 
-def run_judge_on_cores(processes: int, n: int = 300) -> float:
-    """Run + judge of the same ``n`` scenarios in ``processes`` processes at once, started
-    together once each has drawn its scenarios: scenarios per second of wall time, from the
-    first start to the last end (on a machine with that many idle cores; per CPU second of
-    one process, :func:`scenarios_per_second`)."""
+def run_judge_on_cores(processes: int, n: int = 300, repeat: int = 5) -> float:
+    """Run + judge of the same ``n`` scenarios, ``repeat`` times over, in ``processes``
+    processes at once, started together once each has drawn its scenarios: scenarios per
+    second of wall time, from the first start to the last end (on a machine with that many
+    idle cores; per CPU second of one process, :func:`scenarios_per_second`). One pass over
+    300 scenarios takes a third of a second: a few make the figure steadier."""
     context = multiprocessing.get_context("fork")
     ready, out = context.Barrier(processes), context.Queue()
     workers = [
-        context.Process(target=_run_judge_wall, args=(n, ready, out)) for _ in range(processes)
+        context.Process(target=_run_judge_wall, args=(n, repeat, ready, out))
+        for _ in range(processes)
     ]
     for worker in workers:
         worker.start()
@@ -100,9 +104,10 @@ def main() -> None:
     parser.add_argument("--profiles", default="quick,ci")
     parser.add_argument("--jobs", default="1,2", help="worker processes to try, e.g. 1,2")
     parser.add_argument("--cores", type=int, help="only run + judge on this many processes")
+    parser.add_argument("--repeat", type=int, default=5, help="passes over the corpus (--cores)")
     args = parser.parse_args()
     if args.cores:
-        rate = run_judge_on_cores(args.cores)
+        rate = run_judge_on_cores(args.cores, repeat=args.repeat)
         print(f"run + judge on {args.cores} processes at once: {rate:.0f} scenarios/s wall")
         return
     total, run_only, evaluated = scenarios_per_second()
