@@ -311,3 +311,90 @@ def test_a_call_past_the_action_deadline_answers_the_deadline_in_the_callers_tas
 
     answers, caller = run_in_a_new_loop(main())
     assert "deadline" in answers[0]["raised"] and tasks == [caller]
+
+
+def test_a_timer_fires_by_the_turns_the_loop_made_not_by_the_machines_time() -> None:
+    """The scenario loop's clock counts turns: 30 slow turns are 30 turns, however slow."""
+    import time
+
+    from conformance.adapters.reference.loop import TURN_S
+
+    async def main() -> list[int]:
+        fired: list[int] = []
+        turns = 0
+        asyncio.get_running_loop().call_later(50 * TURN_S, lambda: fired.append(turns))
+        while not fired:
+            time.sleep(0.001)  # a loaded machine: each turn takes a millisecond
+            turns += 1
+            await asyncio.sleep(0)
+        return fired
+
+    (at,) = run_in_a_new_loop(main())
+    assert 40 <= at <= 60  # about 50 turns, not the first turn after 50 * TURN_S of real time
+
+
+def test_a_wait_for_a_timer_lasts_its_timeout_on_the_clock_and_in_real_time() -> None:
+    import time
+
+    async def main() -> tuple[float, float]:
+        loop = asyncio.get_running_loop()
+        started, real = loop.time(), time.monotonic()
+        await asyncio.sleep(0.05)
+        return loop.time() - started, time.monotonic() - real
+
+    clock, real = run_in_a_new_loop(main())
+    assert 0.05 <= clock < 0.06 and real >= 0.045
+
+
+def test_a_scenario_that_spins_keeps_its_clock_within_the_lag_of_real_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cooperative hang whose turns are slow still meets its deadline in bounded real time."""
+    import time
+
+    from conformance.adapters.reference import loop as loops
+
+    monkeypatch.setattr(loops, "LAG_S", 0.02)
+
+    async def main() -> float:
+        real = time.monotonic()
+        try:
+            async with asyncio.timeout(0.05):
+                while True:
+                    time.sleep(0.01)  # a turn of 10 ms: 0.05 s is thousands of turns away
+                    await asyncio.sleep(0)
+        except TimeoutError:
+            return time.monotonic() - real
+        raise AssertionError("unreachable")
+
+    assert run_in_a_new_loop(main()) < 0.5  # at most LAG_S after 0.05 s, plus a turn
+
+
+def test_a_timed_scenario_gets_the_same_trace_on_a_loaded_machine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tool's ``timeoutMs`` against a body of a few dozen turns: the trace does not depend
+    on how long each turn takes (it did while the loop read the machine's clock)."""
+    from conformance.adapters import load_adapter
+    from conformance.scenario import strategies as s
+
+    body = [{"yield": 30}, {"observe": "signal"}, {"return": "done"}]
+    scenario = s.scenario(
+        "timed",
+        [s.tool("grep", body, timeoutMs=1)],
+        [{"call": s.call("c0", "grep", {})}],
+        timeoutPolicy=True,
+    )
+    adapter = load_adapter("reference")
+    quiet = adapter.run(scenario)
+    turn = asyncio.base_events.BaseEventLoop._run_once  # type: ignore[attr-defined]
+
+    def loaded(self: Any) -> None:
+        import time
+
+        time.sleep(0.0005)  # each turn half a millisecond slower: 30 turns, 15 ms
+        turn(self)
+
+    monkeypatch.setattr(asyncio.base_events.BaseEventLoop, "_run_once", loaded)
+    assert adapter.run(scenario) == quiet
+    assert quiet["actions"][0]["result"]["isError"] is False  # 30 turns are within 1 ms

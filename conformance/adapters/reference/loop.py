@@ -11,6 +11,14 @@ Rules:
 * A loop with callbacks ready does not poll its selector while only its self-pipe is
   registered (nothing it could learn there is not already on the ready queue), unless it has
   a signal handler of its own (:class:`_Selector`).
+* Time on a scenario loop is counted in turns, not read from the machine (:class:`Clock`):
+  each turn of the loop is :data:`TURN_S` long, and a wait for a timer is as long as the
+  timer says once it ran out. So whether a timer (a tool's ``timeoutMs``, a barrier's
+  deadline, the per-action deadline) fires before a script's next step depends on the steps
+  alone, never on how loaded the machine is: the same scenario gets the same trace on a busy
+  CI runner and on a quiet laptop. A scenario that spins for more than :data:`LAG_S` of real
+  time is the exception: its clock never falls further behind the machine's than that, so a
+  cooperative hang still meets its deadline in bounded real time.
 
 Theory of operation: making and closing a loop (a selector, a self-pipe, their file
 descriptors) costs several times a small scenario's own scheduling. So the main thread
@@ -32,10 +40,11 @@ import logging
 import os
 import selectors
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Executor
 from contextvars import Context
-from typing import Any, TypeVar, TypeVarTuple
+from typing import Any, Final, TypeVar, TypeVarTuple
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
@@ -54,6 +63,38 @@ def plain_report(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> No
     )  # fmt: skip
 
 
+#: The length of one turn of a scenario loop on its clock: about a light turn's real length
+#: on the machine the kit was measured on (a tool's ``timeoutMs: 1`` is a hundred turns).
+TURN_S: Final = 1e-5
+#: How far a scenario loop's clock may fall behind the machine's within one scenario.
+LAG_S: Final = 1.0
+
+
+class Clock:
+    """A scenario loop's time: turns and timed-out waits, counted (see the module's rules).
+
+    ``now`` advances by :data:`TURN_S` per turn and by each wait the selector made (a wait
+    that ran out: exactly its timeout; one that something ended: the real time it took). Read,
+    it is never more than :data:`LAG_S` behind the real time since :meth:`anchor` (a
+    scenario's start) on top of where it stood then."""
+
+    __slots__ = ("_base", "_real", "now")
+
+    def __init__(self) -> None:
+        self.now = time.monotonic()
+        self._base, self._real = self.now, self.now
+
+    def anchor(self) -> None:
+        """A scenario starts: its lag behind the machine's time is counted from here."""
+        self._base, self._real = self.now, time.monotonic()
+
+    def read(self) -> float:
+        floor = self._base + (time.monotonic() - self._real) - LAG_S
+        if floor > self.now:
+            self.now = floor
+        return self.now
+
+
 class _Selector(selectors.DefaultSelector):
     """The loop's selector, which skips a poll (a zero timeout: callbacks are ready to run)
     while only the loop's self-pipe is registered. A callback scheduled from another thread
@@ -65,10 +106,23 @@ class _Selector(selectors.DefaultSelector):
 
     polls = False
 
+    def __init__(self, clock: Clock) -> None:
+        super().__init__()
+        self.clock = clock
+
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        if timeout == 0 and not self.polls and len(self.get_map()) == 1:
-            return []
-        return super().select(timeout)
+        self.clock.now += TURN_S  # a select is a turn of the loop
+        if timeout == 0:
+            if not self.polls and len(self.get_map()) == 1:
+                return []
+            return super().select(0)
+        started = time.monotonic()
+        events = super().select(timeout)
+        # a wait that ran out lasted its timeout: the timer it waited for is due
+        self.clock.now += (
+            timeout if timeout is not None and not events else time.monotonic() - started
+        )
+        return events
 
 
 class ScenarioLoop(asyncio.SelectorEventLoop):
@@ -76,12 +130,16 @@ class ScenarioLoop(asyncio.SelectorEventLoop):
     executor was used, so that it can be handed clean to the next scenario."""
 
     def __init__(self) -> None:
-        self._polls = _Selector()
+        self.clock = Clock()
+        self._polls = _Selector(self.clock)
         super().__init__(self._polls)
         self.set_exception_handler(plain_report)
         self.timers: list[asyncio.TimerHandle] = []
         self.used_executor = False
         self.pid = os.getpid()
+
+    def time(self) -> float:
+        return self.clock.read()
 
     def call_at(
         self,
@@ -152,6 +210,7 @@ async def _then_asyncgens(main: Coroutine[Any, Any, T]) -> tuple[T, bool]:
 
 def _run(loop: ScenarioLoop, main: Coroutine[Any, Any, T], *, keep: bool) -> T:
     clean = False
+    loop.clock.anchor()
     try:
         asyncio.set_event_loop(loop)
         value, clean = loop.run_until_complete(_then_asyncgens(main))
