@@ -111,8 +111,7 @@ def jsonable(value: Any) -> JSON:
 
 def _recorded(value: Any, active: set[int]) -> JSON:
     """:func:`jsonable` of ``value`` inside the containers ``active`` (by id: the path to it)."""
-    kind = type(value)
-    shape = _SHAPES.get(kind) or _per_type(_SHAPES, kind, _shape)
+    shape = _per_type(_SHAPES, type(value), _shape)
     if shape == "scalar":
         return value
     if shape == "float":
@@ -197,10 +196,7 @@ class Binding:
 
     def read(self, obj: Any, key: str | int) -> Any:
         """``obj``'s field or item ``key``; raises when it has none."""
-        container = _CONTAINERS.get(type(obj))  # _is_container, inlined: every read asks
-        if container is None:
-            container = _is_container(obj)
-        if container:
+        if _is_container(obj):
             return obj[key]
         if not isinstance(key, str):
             raise TypeError(f"{type(obj).__name__} has no item {key!r}")
