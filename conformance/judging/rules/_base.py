@@ -25,6 +25,7 @@ no lane to point at.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -190,12 +191,7 @@ def require(
     ``trace["registrations"]`` (``registration``). An ok verdict keeps none.
     """
     if condition:
-        held = _HELD.get((subject, clause))
-        if held is None:
-            if len(_HELD) >= _HELD_KEPT:
-                _HELD.clear()
-            held = _HELD[subject, clause] = Verdict(True, subject, clause=clause)
-        return held
+        return _held(subject, clause)
     return Verdict(
         False,
         subject,
@@ -208,11 +204,12 @@ def require(
     )
 
 
-#: The ok verdicts made so far, by (subject, clause): a verdict is immutable and an ok one
-#: carries nothing else, so one is shared (most verdicts hold; making each anew is a
-#: measurable part of judging). Emptied when it outgrows its bound.
-_HELD: dict[tuple[str, str | None], Verdict] = {}
-_HELD_KEPT = 4096
+@functools.lru_cache(maxsize=4096)
+def _held(subject: str, clause: str | None) -> Verdict:
+    """The ok verdict about ``subject`` (of ``clause``): a verdict is immutable and an ok one
+    carries nothing else, so one is shared (most verdicts hold; making each anew is a
+    measurable part of judging)."""
+    return Verdict(True, subject, clause=clause)
 
 
 def _action(action: int | None) -> int | None:
