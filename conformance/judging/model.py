@@ -64,8 +64,8 @@ def resolve(
     return found
 
 
-#: What :meth:`CallView.of_kind` answers for a kind the call has no event of (shared, read only).
-_NONE: Final[list[Mapping[str, Any]]] = []
+#: What :meth:`CallView.of_kind` answers for a kind the call has no event of.
+_NONE: Final[tuple[Mapping[str, Any], ...]] = ()
 
 # A batch member that closed without a result: {"raised": message} or {"interrupted": ...}.
 _CLOSED_ENTRIES: Final = ({"raised"}, {"interrupted"})
@@ -115,9 +115,9 @@ class CallView:
         self._kinds, self._positions, self._writes = kinds, positions, writes
         self._indexed = len(self.events)
 
-    def of_kind(self, stage: str, at: str) -> list[Mapping[str, Any]]:
+    def of_kind(self, stage: str, at: str) -> Sequence[Mapping[str, Any]]:
         """The call's events of ``stage`` that are of kind ``at`` (``enter``, ``exit``,
-        ``throw``...), in order (the list is shared: do not change it)."""
+        ``throw``...), in order (shared with every caller: read only)."""
         if self._indexed != len(self.events):
             self._index()
         return self._kinds.get((stage, at), _NONE)
