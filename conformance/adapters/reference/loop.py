@@ -82,7 +82,7 @@ class Clock:
 
     def __init__(self) -> None:
         self.now = time.monotonic()
-        self._base, self._real = self.now, self.now
+        self.anchor()
 
     def anchor(self) -> None:
         """A scenario starts: its lag behind the machine's time is counted from here."""
