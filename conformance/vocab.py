@@ -23,6 +23,7 @@ __all__ = [
     "FAILING",
     "NOT_CALLABLE",
     "NOT_RUN",
+    "RUNAWAY_PREFIX",
     "RUN_CODE",
     "STAGES",
     "STAGE_KEYS",
@@ -128,7 +129,11 @@ ACTION_DEADLINE_S: Final = 5.0
 # What a trace's ``actions[i].raised`` says when the action hit the per-action
 # deadline (trace.schema.json): the reference adapter and every harness write it so.
 ACTION_DEADLINE_MESSAGE: Final = "deadline of {seconds:g} s exceeded"
-_ACTION_DEADLINE: Final = re.compile(r"deadline of [0-9.e+-]+ s exceeded")
+#: How a trace's ``actions[i].raised`` starts when the kit's interpreter stopped a runaway (one
+#: scripted callable entered again and again for one call: ``conformance.interpreter.session``'s
+#: ``Runaway``). Like the deadline, a timeout: the call would never have ended by itself.
+RUNAWAY_PREFIX: Final = "runaway:"
+_ACTION_DEADLINE: Final = re.compile(r"deadline of [0-9.e+-]+ s exceeded|^runaway: ")
 
 
 def action_deadline(seconds: float) -> str:
@@ -137,7 +142,8 @@ def action_deadline(seconds: float) -> str:
 
 
 def is_action_timeout(raised: Any) -> bool:
-    """Was an action's ``raised`` the per-action deadline (a timeout, not an error)?"""
+    """Was an action's ``raised`` the per-action deadline, or a runaway the kit stopped (a
+    timeout, not an error)?"""
     return isinstance(raised, str) and _ACTION_DEADLINE.search(raised) is not None
 
 

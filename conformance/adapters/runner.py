@@ -23,7 +23,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Literal
 
-from conformance.interpreter.session import JSON, Binding, jsonable
+from conformance.interpreter.session import JSON, Binding, Runaway, jsonable
 from conformance.seam.adapter import ScenarioSkipped
 from conformance.vocab import ACTION_DEADLINE_S, action_deadline
 
@@ -237,7 +237,8 @@ async def run_actions(
     A call's ``afterInvoke`` writes are made right after ``driver.call`` (or ``batch``) is
     invoked and before it is awaited (once the call reached its first wait), its
     ``afterResult`` writes after it answered. A call or batch still pending after
-    ``deadline`` seconds is answered :func:`answer_deadline`."""
+    ``deadline`` seconds is answered :func:`answer_deadline`; one the interpreter stopped as a
+    runaway (:class:`~conformance.interpreter.session.Runaway`) is answered with what it says."""
 
     def writes(calls: list[Mapping[str, Any]], moment: str) -> None:
         if driver.caller_writes is not None:
@@ -250,6 +251,8 @@ async def run_actions(
             answers.append(await _answer(action, driver, writes, deadline))
         except TimeoutError:
             answers.append(answer_deadline(deadline))
+        except Runaway as e:  # the interpreter stopped a chain that re-entered without end
+            answers.append({"raised": str(e)})
         except driver.passes_through:
             raise
         except Exception as e:

@@ -27,13 +27,22 @@ Rules of this file:
 Deadlines, not sleeps: ``waitForAbort`` and ``barrier`` wait at most
 ``Session.wait_s`` seconds, then record ``met: false`` and go on, so a broken
 implementation produces a failing trace instead of a hang.
+
+Runaways end: an implementation that enters one scripted callable again and again for one
+call (a ``next()`` that re-enters its own wrapper, a waterfall that restarts) makes a chain
+that never settles, and a chain of tasks thousands deep cannot even be cancelled (cancelling
+it recurses to the interpreter's limit), so no deadline of its loop ends it. The
+:data:`RUNAWAY_ENTRIES` + 1st entry of one callable for one call raises :class:`Runaway`
+instead of running the script, and so does every later one; the runner answers the action
+with it, and the trace so far -- every entry recorded -- is judged (PIPE-1: each listener at
+most once per execution).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from conformance.interpreter.binding import ABSENT, JSON, Binding, canonical_json, decode, jsonable
 from conformance.interpreter.handlers import ASYNC_STEPS, ENDINGS, SYNC_STEPS, _Frame, _Return
@@ -52,7 +61,7 @@ from conformance.scenario.steps import (  # re-exported: the step table's names
     checked,
     load_step_table,
 )
-from conformance.vocab import NOT_CALLABLE
+from conformance.vocab import NOT_CALLABLE, RUNAWAY_PREFIX
 
 __all__ = [
     "ASYNC_STEPS",
@@ -60,12 +69,14 @@ __all__ = [
     "MUTATION_OPS",
     "MUTATION_TARGETS",
     "NEXT_STAGES",
+    "RUNAWAY_ENTRIES",
     "STAGES",
     "STEPS",
     "STEP_STAGES",
     "STEP_TABLE_PATH",
     "SYNC_STEPS",
     "Binding",
+    "Runaway",
     "ScriptError",
     "Session",
     "StageKind",
@@ -81,6 +92,29 @@ _T = TypeVar("_T")
 
 #: The ops that take a key away (a forged call id then is None).
 _REMOVALS = frozenset({"delete", "pop-key"})
+
+#: How many times one scripted callable may be entered for one call before the next entry is a
+#: runaway. SPEC PIPE-1 allows one entry per execution; the reference enters none more than 3
+#: times for one call id in the ci and quick corpora (a classifier, asked without a call, 7
+#: times in a scenario): the bound is far above any scenario's need, and low enough that a
+#: runaway chain ends within a fraction of a second.
+RUNAWAY_ENTRIES: Final = 100
+
+
+class Runaway(BaseException):
+    """A scripted callable entered more than :data:`RUNAWAY_ENTRIES` times for one call.
+
+    A ``BaseException``, so the implementation's ``except Exception`` does not swallow it: it
+    unwinds the chain that re-entered. The runner answers the action with it
+    (:func:`conformance.adapters.runner.answer_raised`, counted as a timeout: the call never
+    ends by itself)."""
+
+    def __init__(self, stage: str, ident: str, call: str | None, entries: int) -> None:
+        whose = f"for call {call!r}" if call is not None else "without a call"
+        super().__init__(
+            f"{RUNAWAY_PREFIX} {stage} {ident!r} was entered {entries} times {whose}; "
+            "the kit stopped it (each listener runs at most once per execution)"
+        )
 
 
 async def _no_nested_calls(ctx: Any, call_id: str, name: str, arguments: Any) -> Any:
@@ -130,6 +164,9 @@ class Session:
         self.binding = binding or Binding()
         self.wait_s = wait_s
         self.events: list[dict[str, Any]] = []
+        #: Entries of each scripted callable per call: (call, stage, id) -> count (a runaway's
+        #: bound, :data:`RUNAWAY_ENTRIES`).
+        self._entries: dict[tuple[str | None, str, str], int] = {}
         self._barriers: dict[str, _Barrier] = {}
         self.controllers: dict[str, Any] = {}
         self.caller_arguments: dict[str, Any] = {}
@@ -395,6 +432,14 @@ class Session:
     def _enter(self, stage: str, ident: str, execution: Any) -> None:
         self.events.append({**self._who(stage, ident, execution), "at": "enter"})
 
+    def _entering(self, who: Mapping[str, Any]) -> None:
+        """One more entry of the scripted callable ``who`` names: :class:`Runaway` past the
+        bound."""
+        key = (who.get("call"), str(who["stage"]), str(who["id"]))
+        entries = self._entries[key] = self._entries.get(key, 0) + 1
+        if entries > RUNAWAY_ENTRIES:
+            raise Runaway(key[1], key[2], key[0], entries)
+
     async def run(
         self,
         steps: Sequence[Mapping[str, Any]],
@@ -412,6 +457,7 @@ class Session:
     ) -> Any:
         """Run an async script; record enter and exit/throw; return its converted value."""
         who = self._who(stage, ident, execution)
+        self._entering(who)
         if enter:
             self.events.append({**who, "at": "enter"})
         frame = _Frame(stage, who, execution, result, ctx, dispatch, next_)
@@ -461,6 +507,7 @@ class Session:
     ) -> Any:
         """Run a synchronous script (guards, classifiers, finalizers)."""
         frame = _Frame(stage, self._who(stage, ident, execution), execution, result)
+        self._entering(frame.who)
         frame.arguments = arguments
         try:
             for step in steps:

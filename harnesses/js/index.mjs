@@ -7,6 +7,8 @@ export {
   jsonable,
   loadStepTable,
   nothing,
+  Runaway,
+  RUNAWAY_ENTRIES,
   ScriptError,
   Session,
   STEP_TABLE,

@@ -80,6 +80,31 @@ export class Undelivered extends RangeError {
 }
 
 /** Thrown by the interpreter to end a script with a value (Python's `_Return`). */
+/**
+ * How many times one scripted callable may be entered for one call before the next entry is a
+ * runaway (conformance.interpreter.session.RUNAWAY_ENTRIES: SPEC PIPE-1 allows one entry per
+ * execution; the bound is far above any scenario's need).
+ */
+export const RUNAWAY_ENTRIES = 100
+
+/**
+ * A scripted callable entered more than RUNAWAY_ENTRIES times for one call: an implementation
+ * that re-enters it without end (a next() that does not move on). Thrown at each further entry
+ * instead of running the script; the runner answers the action with its message, which starts
+ * `runaway:` (a timeout to the kit: conformance.vocab.RUNAWAY_PREFIX), and the trace so far is
+ * judged (PIPE-1). The Python twin is conformance.interpreter.session.Runaway.
+ */
+export class Runaway extends Error {
+  constructor(stage, ident, call, entries) {
+    const whose = call === null || call === undefined ? 'without a call' : `for call '${call}'`
+    super(
+      `runaway: ${stage} '${ident}' was entered ${entries} times ${whose}; ` +
+        'the kit stopped it (each listener runs at most once per execution)',
+    )
+    this.name = 'Runaway'
+  }
+}
+
 class Return {
   constructor(value) {
     this.value = value
@@ -581,6 +606,8 @@ export class Session {
     this.binding = binding ?? new Binding()
     this.waitMs = waitMs
     this.events = []
+    /** Entries of each scripted callable per call (a runaway's bound, RUNAWAY_ENTRIES). */
+    this.entries = new Map()
     this.barriers = new Map()
     this.controllers = new Map()
     this.callerArguments = new Map()
@@ -813,13 +840,23 @@ export class Session {
     this.events.push({ ...this.who(stage, ident, execution), at: 'enter' })
   }
 
+  /** One more entry of the scripted callable `who` names: Runaway past the bound. */
+  entering(who) {
+    const key = JSON.stringify([who.call ?? null, who.stage, who.id])
+    const entries = (this.entries.get(key) ?? 0) + 1
+    this.entries.set(key, entries)
+    if (entries > RUNAWAY_ENTRIES) throw new Runaway(who.stage, who.id, who.call, entries)
+  }
+
   /**
    * Run an async script; record enter and exit/throw; return its converted value.
    * Synchronous steps run synchronously: a script without async steps settles
    * its events before its first await, exactly like its Python original.
    */
   async run(steps, stage, ident, execution, { convert, next, result, ctx, dispatch, enter = true }) {
-    if (enter) this.enter(stage, ident, execution)
+    const who = this.who(stage, ident, execution)
+    this.entering(who)
+    if (enter) this.events.push({ ...who, at: 'enter' })
     const frame = new Frame(stage, this.who(stage, ident, execution), execution, { result, ctx, dispatch, next })
     let value
     try {
@@ -855,6 +892,7 @@ export class Session {
   /** Run a synchronous script (guards, classifiers, finalizers). */
   runSync(steps, stage, ident, convert, { execution, result, args } = {}) {
     const frame = new Frame(stage, this.who(stage, ident, execution), execution, { result })
+    this.entering(frame.who)
     frame.args = args
     try {
       for (const step of steps) {

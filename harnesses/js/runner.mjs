@@ -2,7 +2,7 @@
 // conformance/adapters/runner.py. A harness is a Binding (how the session reads and builds the
 // implementation's objects) plus a driver (what each kind of action does on it); runActions runs a
 // scenario's actions in order through the driver under the one per-action deadline.
-import { attemptWrite, jsonable, ScriptError } from './interpreter.mjs'
+import { attemptWrite, jsonable, Runaway, ScriptError } from './interpreter.mjs'
 import { Inexpressible } from './scenario.mjs'
 
 /** The per-action deadline (conformance.adapters.runner.ACTION_DEADLINE_S). */
@@ -131,6 +131,7 @@ export async function runActions(scenario, driver, { deadlineMs = ACTION_DEADLIN
     } catch (e) {
       if (e instanceof ScriptError || e instanceof Inexpressible) throw e
       if (e instanceof DeadlineExceeded) answers.push({ raised: actionDeadline(deadlineMs / 1000) })
+      else if (e instanceof Runaway) answers.push({ raised: e.message }) // the interpreter stopped it
       else answers.push({ raised: describeError(e) })
     }
   }

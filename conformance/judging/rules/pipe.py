@@ -41,11 +41,13 @@ def _direct(event: Mapping[str, Any]) -> bool:
 
 @rule("PIPE-1", "Stage order")
 def PIPE_1(view: View) -> Iterator[Verdict]:
-    """Stages are first entered in pipeline order; no listener is entered twice per execution."""
+    """Stages are first entered in pipeline order; no listener is entered twice per execution.
+
+    A call that ended without a result (it raised, hit the deadline, or ran away) is judged on
+    what it entered before it ended: an entry out of order or a second entry is a fact either
+    way."""
     rank = {stage: i for i, stage in enumerate(STAGES)}
     for call in view.calls:
-        if not call.returned:
-            continue
         events = [e for e in call.events if _direct(e) and e.get("stage") in rank]
         order: list[str] = []
         counts: dict[tuple[str, str], int] = {}

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 
-import { actionDeadline, describeError, runActions, wellFormed } from '../index.mjs'
+import { actionDeadline, describeError, Runaway, RUNAWAY_ENTRIES, runActions, Session, wellFormed } from '../index.mjs'
 import { Inexpressible } from '../stdio.mjs'
 
 const SHAPES = JSON.parse(readFileSync(new URL('./decision-shapes.json', import.meta.url), 'utf8'))
@@ -30,6 +30,41 @@ test("a hanging call is answered with the kit's deadline message", async () => {
   const answers = await runActions({ actions: [call('c0')] }, { call: () => new Promise(() => {}) }, { deadlineMs: 50 })
   assert.deepEqual(answers, [{ raised: actionDeadline(0.05) }])
   assert.equal(actionDeadline(5), 'deadline of 5 s exceeded') // conformance.vocab.ACTION_DEADLINE_MESSAGE
+})
+
+// A next() that does not move on (conformance/interpreter/session.py's Runaway, its twin): the
+// wrapper is entered again and again for one call; the entry past the bound throws instead.
+function reentering(session, { swallow = false } = {}) {
+  const wrapper = session.wrapper({ id: 'w', steps: [{ delegate: true }] })
+  const dispatch = { callId: 'c0', name: 't', agent: 'main', hasParent: false, arguments: {} }
+  const next = async () => {
+    await new Promise((resolve) => setImmediate(resolve)) // a macrotask a hop: no microtask spin
+    try {
+      return await wrapper(dispatch, next)
+    } catch (e) {
+      if (swallow) return { isError: true, content: [] } // a registry that normalizes every throw
+      throw e
+    }
+  }
+  return wrapper(dispatch, next)
+}
+
+test('a runaway re-entry is stopped at the bound and answered as such', { timeout: 10000 }, async () => {
+  const session = new Session({})
+  const answers = await runActions({ actions: [call('c0')] }, { call: () => reentering(session) })
+  assert.equal(answers.length, 1)
+  assert.match(answers[0].raised, /^runaway: wrapper 'w' was entered 101 times for call 'c0'/)
+  const enters = session.events.filter((e) => e.at === 'enter')
+  assert.equal(enters.length, RUNAWAY_ENTRIES) // each entry before the bound recorded; not the next
+  assert.ok(enters.every((e) => e.stage === 'wrapper' && e.id === 'w' && e.call === 'c0'))
+})
+
+test('a registry that swallows the Runaway still ends, its entries recorded', { timeout: 10000 }, async () => {
+  const session = new Session({})
+  const answers = await runActions({ actions: [call('c0')] }, { call: () => reentering(session, { swallow: true }) })
+  assert.equal(answers.length, 1)
+  assert.equal(session.events.filter((e) => e.at === 'enter').length, RUNAWAY_ENTRIES)
+  assert.ok(new Runaway('guard', 'g', null, 101).message.includes('without a call'))
 })
 
 test('a throw is the answer; an Inexpressible leaves the run', async () => {

@@ -25,7 +25,13 @@ from reference import (
     run_batch,
 )
 from reference._types import DispatchExecution
-from reference.registry import Prepared, ToolRunContext, _finalize
+from reference.registry import (
+    Prepared,
+    ToolRunContext,
+    _check_pre_decision,
+    _finalize,
+    _settle,
+)
 
 
 @mutant("PIPE-1", "finalizeContent runs on the dispatch result, before post-execute")
@@ -38,6 +44,27 @@ class FinalizesBeforePostExecute(Registry):
             run.result = _finalize(run.finalizer, run.execution, run.result)  # the bug
             run.finalizer = None
         return await super().complete(run)
+
+
+@mutant("PIPE-1", "next() re-enters the pre-execute listener that called it")
+class NextDoesNotMoveOn(Registry):
+    """Tempting: "next() is the rest of the chain, from here": a ``next()`` that does not advance
+    its index hands a delegating listener its own step again, so it is entered again and again
+    and the call never ends. Each entry is a fresh coroutine awaited in the last one's task, so the chain
+    grows without a turn of the loop to spare. (Found by cosmic-ray: the reference's
+    ``step(i + 1)`` as ``step(i // 1)``; the wrapper chain's ``wrapped(i + 1)`` as
+    ``wrapped(i ^ 1)`` is its twin. The kit's interpreter stops the re-entry as a runaway,
+    ``conformance.interpreter.session.Runaway``, and PIPE-1 judges the entries.)"""
+
+    async def _pre_execute(self, execution: ToolExecution) -> Mapping[str, Any]:
+        listeners = self._scoped_entries("tools/pre-execute", execution.agent)
+
+        async def step(i: int) -> Any:
+            if i == len(listeners):
+                return {"kind": "allow"}
+            return await _settle(listeners[i](execution, lambda: step(i)))  # the bug
+
+        return _check_pre_decision(await step(0))
 
 
 @mutant(
