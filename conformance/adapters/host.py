@@ -5,7 +5,7 @@ calls itself; the adapter is the host that starts a run, consumes it and answers
 The pieces each framework adapter had its own copy of:
 
 * :class:`FrameworkAdapter`: ``describe()`` and ``run()`` (the scenario gating, then one
-  event loop per scenario);
+  event loop per scenario, on the scenario loops' counted clock);
 * :func:`gap`: the scenarios a host cannot map onto its framework, each skipped
   with a reason in the framework's own words (:class:`Gaps`);
 * :func:`register_tools`: each registered tool built, and its registration's answer;
@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
+from conformance.adapters.reference.loop import run_in_a_new_loop
 from conformance.adapters.runner import Driver, answer_raised
 from conformance.interpreter.session import JSON, Session, jsonable
 from conformance.scenario.schema import calls_of, scripts_of
@@ -152,7 +153,10 @@ class FrameworkAdapter:
         reason = self.unsupported(scenario)
         if reason is not None:
             raise ScenarioSkipped(reason)
-        return asyncio.run(self.run_async(scenario))
+        # a fresh loop per scenario, ended as asyncio.run ends its own, whose clock counts turns:
+        # a framework's timer races (a tool timeout against a body's yields) come out the same
+        # on a loaded machine (conformance/adapters/reference/loop.py)
+        return run_in_a_new_loop(self.run_async(scenario))
 
     async def run_async(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
         raise NotImplementedError

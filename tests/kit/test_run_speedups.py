@@ -399,3 +399,34 @@ def test_a_timed_scenario_gets_the_same_trace_on_a_loaded_machine(
     monkeypatch.setattr(asyncio.base_events.BaseEventLoop, "_run_once", loaded)
     assert adapter.run(scenario) == quiet
     assert quiet["actions"][0]["result"]["isError"] is False  # 30 turns are within 1 ms
+
+
+def test_a_framework_host_runs_each_scenario_on_a_fresh_loop_with_the_counted_clock() -> None:
+    """``FrameworkAdapter.run`` (every hosted framework) gets the scenario loops' clock: a timer
+    race inside a framework comes out by turns, as the reference's does."""
+    import time
+
+    from conformance.adapters.host import FrameworkAdapter
+    from conformance.adapters.reference.loop import TURN_S, ScenarioLoop
+
+    class Host(FrameworkAdapter):
+        dist = "jsonschema"  # any installed distribution: only its version is read
+        capabilities = frozenset()
+        missing: dict[str, str] = {}  # noqa: RUF012
+
+        async def run_async(self, scenario: Any) -> dict[str, Any]:
+            loop = asyncio.get_running_loop()
+            fired: list[int] = []
+            turns = 0
+            loop.call_later(50 * TURN_S, lambda: fired.append(turns))
+            while not fired:
+                time.sleep(0.001)  # a loaded machine
+                turns += 1
+                await asyncio.sleep(0)
+            return {"loop": loop, "at": fired[0]}
+
+    host = Host()
+    first, second = host.run({}), host.run({})
+    assert isinstance(first["loop"], ScenarioLoop) and first["loop"].is_closed()
+    assert first["loop"] is not second["loop"]  # a fresh loop per scenario, ended after
+    assert 40 <= first["at"] <= 60
