@@ -525,10 +525,15 @@ def collect(
 
 
 def compiles(item: WorkItem) -> bool:
-    """Whether the item's mutation of the (unmutated) scratch copy is still Python."""
+    """Whether the item's mutation of the (unmutated) scratch copy is still Python. A mutation
+    cosmic-ray itself cannot make (its ExceptionReplacer crashes on some ``except`` clauses
+    parso parses into a node without a ``value``) is none: it could not run either."""
     m = item.mutations[0]
     operator = cosmic_ray.plugins.get_operator(m.operator_name)(**m.operator_args)
-    code = mutate_code(Path(m.module_path).read_text(encoding="utf-8"), operator, m.occurrence)
+    try:
+        code = mutate_code(Path(m.module_path).read_text(encoding="utf-8"), operator, m.occurrence)
+    except Exception:  # any crash of the mutation itself: no mutant
+        return False
     try:
         with warnings.catch_warnings():  # `x is "literal"` mutants warn
             warnings.simplefilter("ignore")

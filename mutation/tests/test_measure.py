@@ -168,3 +168,19 @@ def test_two_http_workers_on_loopback_run_a_sample(tmp_path: Path) -> None:
     assert results["finished"] and results["workers"] == 2 and results["corpus"]
     assert "on 2 HTTP workers" in done.stdout
     assert (work / "worker-0").is_dir() and (work / "worker-1").is_dir()
+
+
+def test_a_mutation_cosmic_ray_cannot_make_is_no_mutant(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cosmic-ray's ExceptionReplacer crashes on some `except` clauses: a full run (no
+    --sample) must skip such a mutant, not stop."""
+    module = tmp_path / "m.py"
+    module.write_text("x = 1\n", encoding="utf-8")
+
+    def crash(code: str, operator: object, occurrence: int) -> str:
+        raise AttributeError("'PythonNode' object has no attribute 'value'")
+
+    assert measure.compiles(item(str(module), 0))
+    monkeypatch.setattr(measure, "mutate_code", crash)
+    assert not measure.compiles(item(str(module), 0))
