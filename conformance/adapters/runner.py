@@ -253,6 +253,11 @@ async def run_actions(
             answers.append(answer_deadline(deadline))
         except Runaway as e:  # the interpreter stopped a chain that re-entered without end
             answers.append({"raised": str(e)})
+        except BaseExceptionGroup as group:  # a framework's task group wrapped it (anyio)
+            runaways = group.subgroup(Runaway)
+            if runaways is None:
+                raise
+            answers.append({"raised": str(_first(runaways))})
         except driver.passes_through:
             raise
         except Exception as e:
@@ -260,6 +265,12 @@ async def run_actions(
                 raise
             answers.append(answer_raised(e))
     return answers
+
+
+def _first(group: BaseExceptionGroup[Any]) -> BaseException:
+    """The first exception of a (nested) group that is no group itself."""
+    first = group.exceptions[0]
+    return _first(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 async def _answer(

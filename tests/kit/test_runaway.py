@@ -154,3 +154,20 @@ def test_a_registry_whose_next_does_not_move_on_fails_pipe1_quickly() -> None:
     assert time.monotonic() - started < 5.0
     assert evaluation.raised_status is Status.TIMEOUT
     assert [v.ok for v in evaluation.verdicts["PIPE-1"]].count(False) >= 1
+
+
+class _Grouped(_Reentering):
+    """A framework that runs the call in a task group: the Runaway reaches the runner wrapped
+    in a BaseExceptionGroup (anyio's and asyncio.TaskGroup's way)."""
+
+    def call(self, call: Mapping[str, Any]) -> Any:
+        async def grouped() -> Any:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(_reentering(self.session, _through_a_task))
+
+        return grouped()
+
+
+def test_a_runaway_inside_a_task_group_is_answered_as_one() -> None:
+    answers = _run(run_actions(SCENARIO, _Grouped(Session(SCENARIO))))
+    assert len(answers) == 1 and answers[0]["raised"].startswith(RUNAWAY_PREFIX)
