@@ -115,7 +115,7 @@ def native_decision(data: JSON) -> Any:
     v = {k: decode(x) for k, x in data.items() if k != "kind"}
     kind, keys = data["kind"], set(v)
     built = _construct(kind, keys, v)
-    if built is None:
+    if built is _NOT_BUILT:
         return decode(data)
     if jsonable(built) != jsonable({"kind": kind, **v}):
         raise DecisionMismatch(f"the reference's constructor built {built!r} for {data!r}")
@@ -138,12 +138,18 @@ class DecisionMismatch(Exception):
     """A host constructor of the reference built another decision than the one scripted."""
 
 
+#: What :func:`_construct` answers for a decision no constructor builds as scripted (a
+#: constructor that returns None is a constructor's answer, judged like any other).
+_NOT_BUILT: Any = object()
+
+
 def _construct(kind: str, keys: set[str], v: dict[str, Any]) -> Any:
-    """The well-formed decision ``kind`` built by its constructor; None when not well-formed
-    (:func:`conformance.adapters.runner.well_formed`) or not constructible as scripted."""
+    """The well-formed decision ``kind`` built by its constructor; :data:`_NOT_BUILT` when not
+    well-formed (:func:`conformance.adapters.runner.well_formed`) or not constructible as
+    scripted."""
     pre = kind in ("allow", "deny", "ask")
     if not well_formed({"kind": kind, **v}, "pre-execute" if pre else "post-execute"):
-        return None
+        return _NOT_BUILT
     if kind == "allow":
         return reference.allow()
     if kind == "deny":
@@ -152,7 +158,7 @@ def _construct(kind: str, keys: set[str], v: dict[str, Any]) -> Any:
         return reference.ask(v.get("reason"))
     # the constructors drop a None content / additionalContexts: those stay as scripted
     if v.get("content", ()) is None or v.get("additionalContexts", ()) is None:
-        return None
+        return _NOT_BUILT
     contexts = v.get("additionalContexts")
     if kind == "accept":
         value = {"value": v["value"]} if "value" in v else {}
