@@ -203,6 +203,18 @@ def CODE_3(view: View) -> Iterator[Verdict]:
     listeners = view.listeners("codeDispatchLog", run.spec.get("agent"))
     if not listeners:
         return
+    # SPEC CODE-3: the log entry is written whatever the listeners do (the durable log holds
+    # one entry per sub-dispatch), judged where the trace carries the log
+    entries, calls = len(_log_entries(view.trace)), len(program_calls(steps))
+    if "log" in view.trace:
+        yield require(
+            entries == calls,
+            run.id,
+            f"the program made {calls} sub-dispatch(es), the durable log has {entries} "
+            "entries: each sub-dispatch's entry is written, shaped or not",
+            call=run.id,
+            events=[view.position(e) for e in run.events],
+        )
     only = first_terminal(listeners[0]["steps"]) if len(listeners) == 1 else None
     replaced = only[1] if only is not None and only[0] == "return" else None
     outcomes = program_outcomes((run.result or {}).get("value"), len(program_calls(steps)))

@@ -266,3 +266,18 @@ class LogChainEndRaises(CodeSdk):
         except Exception:
             content = result.content
         _write_log(self, call_id, name, result, content)
+
+
+@mutant(
+    "CODE-3",
+    "a sub-dispatch's durable log entry is never written",
+    replaces="reference.code_mode:CodeSdk",
+)
+class UnloggedDispatch(CodeSdk):
+    """Tempting: "the log is the listeners' business": the SDK dispatches a program's call and
+    hands back its result, but never asks the dispatch-log chain nor writes the entry, so
+    the durable record of what the program did is empty. (Found by cosmic-ray: the
+    reference's ``await self._log(...)`` deleted survived the quick corpus.)"""
+
+    async def _log(self, call_id: str, name: str, result: ToolResult) -> None:
+        return None  # the bug

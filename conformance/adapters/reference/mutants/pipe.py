@@ -50,8 +50,8 @@ class FinalizesBeforePostExecute(Registry):
 class NextDoesNotMoveOn(Registry):
     """Tempting: "next() is the rest of the chain, from here": a ``next()`` that does not advance
     its index hands a delegating listener its own step again, so it is entered again and again
-    and the call never ends. Each entry is a fresh coroutine awaited in the last one's task, so the chain
-    grows without a turn of the loop to spare. (Found by cosmic-ray: the reference's
+    and the call never ends. Each entry is a fresh coroutine awaited in the last one's task,
+    so the chain grows without a turn of the loop to spare. (Found by cosmic-ray: the reference's
     ``step(i + 1)`` as ``step(i // 1)``; the wrapper chain's ``wrapped(i + 1)`` as
     ``wrapped(i ^ 1)`` is its twin. The kit's interpreter stops the re-entry as a runaway,
     ``conformance.interpreter.session.Runaway``, and PIPE-1 judges the entries.)"""
