@@ -105,9 +105,9 @@ class Runaway(BaseException):
     """A scripted callable entered more than :data:`RUNAWAY_ENTRIES` times for one call.
 
     A ``BaseException``, so the implementation's ``except Exception`` does not swallow it: it
-    unwinds the chain that re-entered. The runner answers the action with it
-    (:func:`conformance.adapters.runner.answer_raised`, counted as a timeout: the call never
-    ends by itself)."""
+    unwinds the chain that re-entered. The runner answers the action ``{"raised": its
+    message}`` (:func:`conformance.adapters.runner.run_actions`), which the kit counts as a
+    timeout: the call would never have ended by itself."""
 
     def __init__(self, stage: str, ident: str, call: str | None, entries: int) -> None:
         whose = f"for call {call!r}" if call is not None else "without a call"

@@ -79,7 +79,6 @@ export class Undelivered extends RangeError {
   }
 }
 
-/** Thrown by the interpreter to end a script with a value (Python's `_Return`). */
 /**
  * How many times one scripted callable may be entered for one call before the next entry is a
  * runaway (conformance.interpreter.session.RUNAWAY_ENTRIES: SPEC PIPE-1 allows one entry per
@@ -105,6 +104,7 @@ export class Runaway extends Error {
   }
 }
 
+/** Thrown by the interpreter to end a script with a value (Python's `_Return`). */
 class Return {
   constructor(value) {
     this.value = value
