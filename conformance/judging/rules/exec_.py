@@ -469,15 +469,54 @@ def _deadline(spec: Mapping[str, Any]) -> bool:
     )
 
 
+#: A ``timeoutMs`` no quick body comes near: a body of at most :data:`QUICK_YIELDS` turns that
+#: returns is done long before it, on any clock (the kit's counted turns, a harness's real time).
+GENEROUS_MS = 1000
+QUICK_YIELDS = 10
+
+
+def _quick(spec: Mapping[str, Any]) -> bool:
+    """A body of a few ``yield`` steps and a ``return``, under a generous ``timeoutMs``."""
+    timeout, body = spec.get("timeoutMs"), spec["execute"]
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        return False
+    if timeout < GENEROUS_MS or not body or "return" not in body[-1]:
+        return False
+    steps = body[:-1]
+    return all(set(step) == {"yield"} for step in steps) and (
+        sum(int(step["yield"]) for step in steps) <= QUICK_YIELDS
+    )
+
+
+def _not_early(view: View, call: CallView, spec: Mapping[str, Any]) -> Iterator[Verdict]:
+    """SPEC EXEC-5: the wrapper aborts the body's signal *after* ``timeoutMs``: a quick body
+    under a generous ``timeoutMs`` is never reported TOOL_TIMEOUT (a policy that fires early
+    fails tools that finished in time)."""
+    agent = call.spec.get("agent")
+    if may_abort(view.scenario, call) or not all_passive(view, "wrappers", agent):
+        return
+    yield require(
+        call.code != ErrorCode.TOOL_TIMEOUT,
+        call.id,
+        f"timeoutMs={spec['timeoutMs']} with a body that returns after a few turns: the timeout "
+        "fired early (the wrapper must abort the body's signal only after timeoutMs)",
+        **view.at(call, stage="body"),
+    )
+
+
 @rule("EXEC-5", "Timeout policy is a wrapper")
 def EXEC_5(view: View) -> Iterator[Verdict]:
-    """A body waiting on its signal past timeoutMs: TOOL_TIMEOUT, once the body settled."""
+    """A body waiting on its signal past timeoutMs: TOOL_TIMEOUT, once the body settled; a
+    quick body under a generous timeoutMs: no TOOL_TIMEOUT."""
     if not view.scenario.get("timeoutPolicy"):
         return
     for call in view.calls:
         if not call.returned or not call.body_entered:
             continue
         spec = resolved_spec(view, call, static_only=True)
+        if spec is not None and _quick(spec):
+            yield from _not_early(view, call, spec)
+            continue
         if spec is None or not _deadline(spec):
             continue
         agent = call.spec.get("agent")
@@ -702,9 +741,11 @@ def _timeout_scenarios(draw: st.DrawFn) -> dict[str, Any]:
         {"yield": 3},
         tail,
     ]
-    tool = s.tool(
-        name, body, timeoutMs=draw(st.sampled_from([1, 5, 10])), finalizeContent=[{"return": None}]
-    )
+    timeout_ms = draw(st.sampled_from([1, 5, 10]))
+    if draw(st.booleans()):  # a quick body under a generous deadline: it must not time out
+        body = [{"yield": draw(st.integers(1, QUICK_YIELDS))}, {"return": "in time"}]
+        timeout_ms = draw(st.sampled_from([GENEROUS_MS, 2 * GENEROUS_MS]))
+    tool = s.tool(name, body, timeoutMs=timeout_ms, finalizeContent=[{"return": None}])
     fields: dict[str, Any] = {"timeoutPolicy": True, "observers": [s.listener("observer", [])]}
     if draw(st.booleans()):
         fields["postExecute"] = [s.listener("post", [{"observe": "result"}, {"delegate": True}])]

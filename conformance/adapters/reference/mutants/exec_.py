@@ -142,6 +142,35 @@ async def timeout_reported_as_abort(
     return result
 
 
+@mutant(
+    "EXEC-5",
+    "the timeout policy reads timeoutMs as seconds minus a second: it fires at once",
+    replaces="reference.timeout:timeout_wrapper",
+)
+async def timeout_armed_at_zero(
+    dispatch: DispatchExecution, next_: Callable[[], Awaitable[ToolResult]]
+) -> ToolResult:
+    """Tempting: "convert to seconds" done wrong: the deadline is armed ``timeoutMs - 1000``
+    from now, now or in the past for any deadline up to a second, so a tool that answers in a few
+    turns is reported TOOL_TIMEOUT although it finished in time. (Found by cosmic-ray: the
+    reference's ``timeout_ms / 1000`` as ``timeout_ms - 1000`` or ``// 1000`` survived.)"""
+    if dispatch.timeout_ms is None:
+        return await next_()
+    previous = dispatch.signal
+    controller = AbortController()
+    dispatch.signal = AbortSignal.any(previous, controller.signal)
+    delay = (dispatch.timeout_ms - 1000) / 1000  # the bug
+    handle = asyncio.get_running_loop().call_later(delay, controller.abort)
+    try:
+        result = await next_()
+    finally:
+        handle.cancel()
+        dispatch.signal = previous
+    if controller.signal.aborted:
+        return failure("timed out", ErrorCode.TOOL_TIMEOUT.value, name="ToolTimeoutError")
+    return result
+
+
 @mutant("EXEC-4", "a wrapper's own failure is not recognised: it becomes a wrapper failure")
 class AuthoredFailureNotRecognised(Registry):
     """Only authored *successes* are looked for: a quota wrapper that answers
