@@ -14,9 +14,10 @@ import logging
 import multiprocessing
 import queue
 import signal
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from conformance.processes import become_subreaper
 from conformance.seam.adapter import Adapter, AdapterInfo
@@ -171,8 +172,7 @@ def run_parallel(
             worker.kill()
         raise
     finally:
-        pool.terminate()
-        pool.join()
+        _end(pool)
         for index in sorted(results):
             for name, level, text in results[index].logs:
                 logging.getLogger(name).log(level, "%s", text)
@@ -180,6 +180,25 @@ def run_parallel(
             done.add(index)
             if kept is not None:
                 kept[index] = results[index]
+
+
+#: How long ending the pool may take before its workers are killed and it is left behind.
+END_GRACE_S = 5.0
+
+
+def _end(pool: Any, grace_s: float | None = None) -> None:
+    """``pool.terminate()`` and ``join()``, bounded. A worker killed while it held one of the
+    pool's queue locks (a run stopped by an error or a signal kills the workers first: one may
+    be stuck in an implementation that ignores SIGTERM) leaves ``terminate`` waiting for that
+    lock forever -- a ``run -j 2`` whose worker raised hung so. After ``grace_s`` the workers
+    are killed and the pool is left to the daemon thread that was ending it (its finalizer
+    has run: nothing waits on it at exit)."""
+    ender = threading.Thread(target=lambda: (pool.terminate(), pool.join()), daemon=True)
+    ender.start()
+    ender.join(END_GRACE_S if grace_s is None else grace_s)
+    if ender.is_alive():
+        for worker in multiprocessing.active_children():
+            worker.kill()
 
 
 def _put(

@@ -114,3 +114,29 @@ def test_selftest_interrupted_says_so_and_exits_130(tmp_path: Path) -> None:
     assert code == 130, output
     assert "SELFTEST INCOMPLETE (interrupted)" in output
     assert "entries did not run" in output
+
+
+def test_ending_a_pool_whose_terminate_never_returns_is_bounded() -> None:
+    """A worker killed while it held a pool queue's lock leaves ``Pool.terminate`` waiting
+    forever (a ``run -j 2`` whose worker raised hung so): ending the pool gives up after its
+    grace and kills the workers instead."""
+    import multiprocessing
+    import threading
+    import time
+
+    from conformance.running import parallel
+
+    class StuckPool:
+        def terminate(self) -> None:
+            threading.Event().wait()  # a lock nobody will release
+
+        def join(self) -> None:
+            pass
+
+    worker = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(60,))
+    worker.start()
+    started = time.monotonic()
+    parallel._end(StuckPool(), grace_s=0.2)
+    assert time.monotonic() - started < 3.0
+    worker.join(10)
+    assert worker.exitcode is not None and worker.exitcode < 0  # killed, not left running
