@@ -133,7 +133,7 @@ ACTION_DEADLINE_MESSAGE: Final = "deadline of {seconds:g} s exceeded"
 #: scripted callable entered again and again for one call: ``conformance.interpreter.session``'s
 #: ``Runaway``). Like the deadline, a timeout: the call would never have ended by itself.
 RUNAWAY_PREFIX: Final = "runaway:"
-_ACTION_DEADLINE: Final = re.compile(r"deadline of [0-9.e+-]+ s exceeded|^runaway: ")
+_ACTION_TIMEOUT: Final = re.compile(r"deadline of [0-9.e+-]+ s exceeded|^runaway: ")
 
 
 def action_deadline(seconds: float) -> str:
@@ -144,7 +144,7 @@ def action_deadline(seconds: float) -> str:
 def is_action_timeout(raised: Any) -> bool:
     """Was an action's ``raised`` the per-action deadline, or a runaway the kit stopped (a
     timeout, not an error)?"""
-    return isinstance(raised, str) and _ACTION_DEADLINE.search(raised) is not None
+    return isinstance(raised, str) and _ACTION_TIMEOUT.search(raised) is not None
 
 
 def mode_of(scenario: Mapping[str, Any]) -> str:

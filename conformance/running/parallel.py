@@ -186,7 +186,7 @@ def run_parallel(
 END_GRACE_S = 5.0
 
 
-def _end(pool: Any, grace_s: float | None = None) -> None:
+def _end(pool: Any, grace_s: float = END_GRACE_S) -> None:
     """``pool.terminate()`` and ``join()``, bounded. A worker killed while it held one of the
     pool's queue locks (a run stopped by an error or a signal kills the workers first: one may
     be stuck in an implementation that ignores SIGTERM) leaves ``terminate`` waiting for that
@@ -195,7 +195,7 @@ def _end(pool: Any, grace_s: float | None = None) -> None:
     has run: nothing waits on it at exit)."""
     ender = threading.Thread(target=lambda: (pool.terminate(), pool.join()), daemon=True)
     ender.start()
-    ender.join(END_GRACE_S if grace_s is None else grace_s)
+    ender.join(grace_s)
     if ender.is_alive():
         for worker in multiprocessing.active_children():
             worker.kill()

@@ -205,8 +205,9 @@ def CODE_3(view: View) -> Iterator[Verdict]:
         return
     # SPEC CODE-3: the log entry is written whatever the listeners do (the durable log holds
     # one entry per sub-dispatch), judged where the trace carries the log
-    entries, calls = len(_log_entries(view.trace)), len(program_calls(steps))
+    calls = len(program_calls(steps))
     if "log" in view.trace:
+        entries = len(_log_entries(view.trace))
         yield require(
             entries == calls,
             run.id,
@@ -217,7 +218,7 @@ def CODE_3(view: View) -> Iterator[Verdict]:
         )
     only = first_terminal(listeners[0]["steps"]) if len(listeners) == 1 else None
     replaced = only[1] if only is not None and only[0] == "return" else None
-    outcomes = program_outcomes((run.result or {}).get("value"), len(program_calls(steps)))
+    outcomes = program_outcomes((run.result or {}).get("value"), calls)
     markers = {
         block.get("text")
         for entry in listeners

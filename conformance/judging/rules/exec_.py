@@ -462,11 +462,17 @@ def EXEC_4(view: View) -> Iterator[Verdict]:
 # -------------------------------------------------------------------- EXEC-5
 
 
-def _deadline(spec: Mapping[str, Any]) -> bool:
+def _timeout_ms(spec: Mapping[str, Any]) -> float | None:
+    """The tool's ``timeoutMs`` when it is a number (None: absent, or not a number)."""
     timeout = spec.get("timeoutMs")
-    return (
-        isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 < timeout <= 100
-    )
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        return None
+    return timeout
+
+
+def _deadline(spec: Mapping[str, Any]) -> bool:
+    timeout = _timeout_ms(spec)
+    return timeout is not None and 0 < timeout <= 100
 
 
 #: A ``timeoutMs`` no quick body comes near: a body of at most :data:`QUICK_YIELDS` turns that
@@ -477,10 +483,8 @@ QUICK_YIELDS = 10
 
 def _quick(spec: Mapping[str, Any]) -> bool:
     """A body of a few ``yield`` steps and a ``return``, under a generous ``timeoutMs``."""
-    timeout, body = spec.get("timeoutMs"), spec["execute"]
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        return False
-    if timeout < GENEROUS_MS or not body or "return" not in body[-1]:
+    timeout, body = _timeout_ms(spec), spec["execute"]
+    if timeout is None or timeout < GENEROUS_MS or not body or "return" not in body[-1]:
         return False
     steps = body[:-1]
     return all(set(step) == {"yield"} for step in steps) and (
