@@ -9,13 +9,15 @@ in plan order. The implementation's log records travel back with it.
 
 from __future__ import annotations
 
-import functools
+import ctypes
 import logging
 import multiprocessing
 import queue
 import signal
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -28,7 +30,12 @@ if TYPE_CHECKING:
     from conformance.running.progress import Tick
     from conformance.running.tally import Partial, Tally
 
-__all__ = ["parallel_spec", "run_parallel"]
+__all__ = ["WorkerDied", "parallel_spec", "run_parallel"]
+
+
+class WorkerDied(Exception):
+    """A worker process ended outright (the implementation exited, or crashed its process):
+    the run cannot finish; the message names the units that were lost with it."""
 
 
 def parallel_spec(adapter: Adapter, spec: str | None) -> bool:
@@ -47,6 +54,9 @@ class _Worker:
     contract: ClassVar[Contract | None] = None
     report_dir: ClassVar[Path | None] = None
     record: ClassVar[bool] = False  # record the scenarios judged (a corpus being written)
+    #: one byte per unit of the run, set by the worker that starts it (no lock: a worker
+    #: that dies must not leave one held)
+    begun: ClassVar[ctypes.Array[ctypes.c_byte] | None] = None
 
 
 def _worker_start(
@@ -56,6 +66,7 @@ def _worker_start(
     contract: Contract | None,
     report_dir: str | None,
     record: bool = False,
+    begun: ctypes.Array[ctypes.c_byte] | None = None,
 ) -> None:
     from conformance.running.tally import keep_hypothesis_out_of_the_cwd
 
@@ -68,6 +79,7 @@ def _worker_start(
     _Worker.contract = contract
     _Worker.report_dir = Path(report_dir) if report_dir else None
     _Worker.record = record
+    _Worker.begun = begun
     root = logging.getLogger()
     root.handlers = [_ForwardLogs()]
     root.setLevel(logging.INFO if report_dir else logging.WARNING)
@@ -88,8 +100,11 @@ class _ForwardLogs(logging.Handler):
         self.records.append((record.name, record.levelno, text))
 
 
-def _worker_unit(unit: Unit, profile: str, seed: int | None) -> Partial:
+def _worker_unit(index: int, unit: Unit, profile: str, seed: int | None) -> Partial:
     from conformance.running.tally import Tally
+
+    if _Worker.begun is not None:
+        _Worker.begun[index] = 1
 
     tally = Tally(
         _Worker.selection, _Worker.adapter, _Worker.report_dir, _Worker.info, _Worker.contract
@@ -139,35 +154,40 @@ def run_parallel(
     if method == "forkserver":  # import the kit once, in the server the workers fork from
         context.set_forkserver_preload(["conformance.running.tally"])
     report_dir = str(tally.report_dir) if tally.report_dir is not None else None
-    finished: queue.SimpleQueue[tuple[int, Partial | BaseException]] = queue.SimpleQueue()
+    finished: queue.SimpleQueue[Future[Partial]] = queue.SimpleQueue()
     results: dict[int, Partial] = {}
     order = sorted(range(len(units)), key=lambda i: units[i].rule is None)
     record = tally.recorded is not None
-    pool = context.Pool(
-        jobs, _worker_start, (load, spec, tally.selection, tally.contract, report_dir, record)
+    begun = context.RawArray(ctypes.c_byte, len(units))  # see _Worker.begun
+    pool = ProcessPoolExecutor(
+        jobs,
+        mp_context=context,
+        initializer=_worker_start,
+        initargs=(load, spec, tally.selection, tally.contract, report_dir, record, begun),
     )
     scenarios = tally.scenarios  # run so far, counting the units that finished
     try:
         ticks.start()
+        index_of: dict[Future[Partial], int] = {}
         for index in order:
-            pool.apply_async(
-                _worker_unit,
-                (units[index], profile, seed),
-                callback=functools.partial(_put, finished, index),
-                error_callback=functools.partial(_put, finished, index),
-            )
+            future = pool.submit(_worker_unit, index, units[index], profile, seed)
+            index_of[future] = index
+            future.add_done_callback(finished.put)
         for _ in order:
-            index, part = finished.get()
-            if isinstance(part, BaseException):
-                raise part
+            future = finished.get()
+            index = index_of[future]
+            try:
+                part = future.result()
+            except BrokenProcessPool as e:
+                lost = [u.label for i, u in enumerate(units) if begun[i] and i not in results]
+                raise WorkerDied(_lost(lost)) from e
             results[index] = part
             scenarios += part.scenarios
             progress(units[index].label)
             ticks.done(index, scenarios)
-        pool.close()
     except BaseException:
         # Interrupted: a worker may be stuck in an implementation that ignores SIGTERM, and
-        # Pool.terminate() would wait for it forever. The unfinished units are lost anyway.
+        # ending the pool would wait for it forever. The unfinished units are lost anyway.
         for worker in multiprocessing.active_children():
             worker.kill()
         raise
@@ -182,28 +202,30 @@ def run_parallel(
                 kept[index] = results[index]
 
 
+def _lost(running: Sequence[str]) -> str:
+    """A worker died outright: what it took with it (one of the units that were running)."""
+    return (
+        "a worker process of run -j ended abruptly (the implementation exited or crashed "
+        f"its process) while running {' or '.join(running) or 'a unit'}; the run stopped "
+        "there (run with -j 1 to see which scenario ends the process)"
+    )
+
+
 #: How long ending the pool may take before its workers are killed and it is left behind.
 END_GRACE_S = 5.0
 
 
 def _end(pool: Any, grace_s: float = END_GRACE_S) -> None:
-    """``pool.terminate()`` and ``join()``, bounded. A worker killed while it held one of the
-    pool's queue locks (a run stopped by an error or a signal kills the workers first: one may
-    be stuck in an implementation that ignores SIGTERM) leaves ``terminate`` waiting for that
-    lock forever -- a ``run -j 2`` whose worker raised hung so. After ``grace_s`` the workers
-    are killed and the pool is left to the daemon thread that was ending it (its finalizer
-    has run: nothing waits on it at exit)."""
-    ender = threading.Thread(target=lambda: (pool.terminate(), pool.join()), daemon=True)
+    """``pool.shutdown()``, bounded. A worker stuck in an implementation (a run stopped by an
+    error or a signal kills the workers first, but one may ignore SIGTERM), or killed while it
+    held one of the pool's queue locks, can leave the shutdown waiting forever -- a
+    ``run -j 2`` whose worker raised hung so. After ``grace_s`` the workers are killed and
+    the pool is left to the daemon thread that was ending it."""
+    ender = threading.Thread(
+        target=lambda: pool.shutdown(wait=True, cancel_futures=True), daemon=True
+    )
     ender.start()
     ender.join(grace_s)
     if ender.is_alive():
         for worker in multiprocessing.active_children():
             worker.kill()
-
-
-def _put(
-    into: queue.SimpleQueue[tuple[int, Partial | BaseException]],
-    index: int,
-    value: Partial | BaseException,
-) -> None:
-    into.put((index, value))

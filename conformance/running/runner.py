@@ -25,7 +25,7 @@ from pathlib import Path
 
 from conformance.judging.contract import Contract
 from conformance.running.outcomes import RunResult
-from conformance.running.parallel import parallel_spec, run_parallel
+from conformance.running.parallel import WorkerDied, parallel_spec, run_parallel
 from conformance.running.plan import (
     CORPUS_PER_UNIT,
     FIXTURES_PER_UNIT,
@@ -107,7 +107,8 @@ def run_suite(
 
     A KeyboardInterrupt (see :func:`interruptible`) ends the run early: the
     result is marked ``incomplete`` and ``not_run`` names the rules some of
-    whose sources never ran.
+    whose sources never ran. So does a worker of ``run -j`` that dies outright
+    (:class:`~conformance.running.parallel.WorkerDied`); a note says which units it took.
     """
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
@@ -140,6 +141,7 @@ def run_suite(
     done: set[int] = set()
     ran_jobs = min(jobs, len(units)) if parallel else 1
     stopped: list[bool] = []
+    died: list[str] = []  # why the run could not finish: a worker process ended outright
 
     def result() -> RunResult:
         left = [unit for index, unit in enumerate(units) if index not in done]
@@ -160,7 +162,7 @@ def run_suite(
             jobs=ran_jobs,
             contract=contract.summary() if contract is not None else None,
             stopped_early=bool(stopped),
-            notes=[shard_note(shard)] if shard is not None else [],
+            notes=died + ([shard_note(shard)] if shard is not None else []),
             shard=(
                 record(shard, keys, parts, adapter_spec, tally)
                 if shard is not None and parts is not None
@@ -205,6 +207,8 @@ def run_suite(
                 ticks.done(index, tally.scenarios)
     except KeyboardInterrupt:
         pass
+    except WorkerDied as e:
+        died.append(str(e))
     except StopEarly:
         stopped.append(True)
     finally:

@@ -117,9 +117,9 @@ def test_selftest_interrupted_says_so_and_exits_130(tmp_path: Path) -> None:
 
 
 def test_ending_a_pool_whose_terminate_never_returns_is_bounded() -> None:
-    """A worker killed while it held a pool queue's lock leaves ``Pool.terminate`` waiting
-    forever (a ``run -j 2`` whose worker raised hung so): ending the pool gives up after its
-    grace and kills the workers instead."""
+    """A worker killed while it held a pool queue's lock, or stuck in an implementation that
+    ignores SIGTERM, leaves the pool's shutdown waiting forever (a ``run -j 2`` whose worker
+    raised hung so): ending the pool gives up after its grace and kills the workers instead."""
     import multiprocessing
     import threading
     import time
@@ -127,11 +127,8 @@ def test_ending_a_pool_whose_terminate_never_returns_is_bounded() -> None:
     from conformance.running import parallel
 
     class StuckPool:
-        def terminate(self) -> None:
+        def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
             threading.Event().wait()  # a lock nobody will release
-
-        def join(self) -> None:
-            pass
 
     worker = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(60,))
     worker.start()
@@ -140,3 +137,35 @@ def test_ending_a_pool_whose_terminate_never_returns_is_bounded() -> None:
     assert time.monotonic() - started < 3.0
     worker.join(10)
     assert worker.exitcode is not None and worker.exitcode < 0  # killed, not left running
+
+
+@pytest.mark.parametrize("at", [1, 40])
+def test_a_worker_that_dies_outright_ends_the_run_with_a_partial_report(
+    at: int, tmp_path: Path
+) -> None:
+    """An implementation that ends its worker's process (``os._exit``, a crash in native code)
+    takes that worker's unit with it: the run stops (it used to wait for the lost unit
+    forever), the units that finished are kept, and the report says what was lost."""
+    report = tmp_path / "out"
+    adapter = "python:tests.kit.dying:make"
+    command = _command(
+        "run", "-j", "2", "--profile", "quick", "--adapter", adapter, "--report", str(report)
+    )
+    done = subprocess.run(
+        command,
+        cwd=tmp_path,
+        env=_env(TOOLREG_TEST_DIE_AT=str(at)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 130, done.stderr
+    document = _report(report)
+    assert document["incomplete"] is True and document["notRun"]
+    notes = document["notes"]
+    assert isinstance(notes, list)
+    assert any("ended abruptly" in str(n) and "property " in str(n) for n in notes), notes
+    assert "ended abruptly" in done.stdout
+    if at > 1:  # some units finished before the worker died: their scenarios are kept
+        scenarios = document["scenarios"]
+        assert isinstance(scenarios, int) and scenarios > 0
