@@ -157,23 +157,25 @@ def CTX_1(view: View) -> Iterator[Verdict]:
 def CTX_2(view: View) -> Iterator[Verdict]:
     """concludeTurn marks a success concludesTurn: true; a failure never carries the mark."""
     for call in view.calls:
-        if not call.returned or not call.body_entered or call.result is None:
+        if not call.returned or call.result is None:
             continue
         spec = resolved_spec(view, call)
         if spec is None:
             continue
-        effects = _body_effects(call, spec)
+        # a body that never ran concluded nothing: a wrapper's own result (a cached one, say)
+        # cannot bring a mark of its own
+        effects = _body_effects(call, spec) if call.body_entered else ([], False)
         if effects is None:
             continue
         result = call.result
         if not effects[1]:
-            if _authored(view, call):
-                continue  # a wrapper's own success may carry the mark
+            ran = "never called" if call.body_entered else "never ran, so never called"
             yield require(
                 result.get("concludesTurn") is not True,
                 call.id,
-                "the body never called concludeTurn (nor forwarded a nested success that "
-                f"concluded): the result must not carry concludesTurn (isError={call.is_error})",
+                f"the body {ran} concludeTurn (nor forwarded a nested success that concluded): "
+                f"the result must not carry concludesTurn, whoever built it "
+                f"(isError={call.is_error})",
                 # about the result: the body that deferred or concluded (else the last event)
                 **view.at(call, stage="body"),
             )
@@ -242,8 +244,17 @@ POST: st.SearchStrategy[list[dict[str, Any]] | None] = st.sampled_from(
         [{"return": {"kind": "block", "feedback": content_blocks("blocked")}}],
     ]
 )
+#: A success a wrapper authors that says it concludes the turn: a cached result, say (the
+#: body's mark is not its to give; only the body's own concludeTurn or a forwarded one is).
+MARKED: dict[str, Any] = {"isError": False, "value": "cached", "concludesTurn": True}
 WRAPPERS: st.SearchStrategy[list[dict[str, Any]] | None] = st.sampled_from(
-    [None, [{"delegate": True}], [{"callNext": True}, {"throw": "wrapper failed"}]]
+    [
+        None,
+        [{"delegate": True}],
+        [{"callNext": True}, {"throw": "wrapper failed"}],
+        [{"return": MARKED}],  # a cache hit: the body never runs
+        [{"callNext": True}, {"return": MARKED}],
+    ]
 )
 
 

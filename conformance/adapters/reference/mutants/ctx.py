@@ -6,6 +6,7 @@ Read beside ``conformance/judging/rules/ctx.py``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,6 +116,21 @@ class EverySuccessConcludes(Registry):
         run = await super().prepare(call)
         run.concluded = True  # the bug
         return run
+
+
+@mutant("CTX-2", "a wrapper's own success keeps the turn mark it brought (a cached result)")
+class AuthoredSuccessKeepsTheMark(Registry):
+    """"Keep what the wrapper said": a caching ``tools/execute`` wrapper answers a repeated call
+    with the stored result of an earlier one that concluded the turn, and the registry takes
+    its ``concludesTurn`` along -- though this call's body never ran, let alone concluded, and
+    the agent stops a turn nobody ended."""
+
+    def _normalize_authored(self, run: Prepared, result: Any) -> ToolResult:
+        if isinstance(result, ToolSuccess):
+            run.concluded = run.concluded or result.concludes_turn  # the bug
+        elif isinstance(result, Mapping) and result.get("isError") is False:
+            run.concluded = run.concluded or result.get("concludesTurn") is True  # the bug
+        return super()._normalize_authored(run, result)
 
 
 @mutant(
