@@ -120,7 +120,7 @@ class EverySuccessConcludes(Registry):
 
 @mutant("CTX-2", "a wrapper's own success keeps the turn mark it brought (a cached result)")
 class AuthoredSuccessKeepsTheMark(Registry):
-    """"Keep what the wrapper said": a caching ``tools/execute`` wrapper answers a repeated call
+    """ "Keep what the wrapper said": a caching ``tools/execute`` wrapper answers a repeated call
     with the stored result of an earlier one that concluded the turn, and the registry takes
     its ``concludesTurn`` along -- though this call's body never ran, let alone concluded, and
     the agent stops a turn nobody ended."""
