@@ -96,6 +96,8 @@ _HOST_VALUES: dict[str, Callable[[], Any]] = {
     "sequence": lambda: collections.deque([1, 2]),
     "class-instance": _Plain,
     "sparse-array": lambda: [1, ..., 3],  # Python lists have no holes: a host object in one
+    # immutable at the top only: what is inside still has to be checked
+    "frozen-array": lambda: (1, float("nan")),
     "scalar-subclass": lambda: _Text("a"),
     "enum-member": lambda: _Level.ONE,
 }

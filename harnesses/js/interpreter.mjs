@@ -142,6 +142,8 @@ const HOST_VALUES = {
   'class-instance': () => new Plain(),
   // eslint-disable-next-line no-sparse-arrays
   'sparse-array': () => [1, , 3],
+  // frozen at the top only: what is inside still has to be checked
+  'frozen-array': () => Object.freeze([1, NaN]),
   'scalar-subclass': () => new String('a'), // eslint-disable-line no-new-wrappers
   'enum-member': () => new Number(1), // eslint-disable-line no-new-wrappers
 }

@@ -76,7 +76,9 @@ test('every host value kind of methods.json decodes, and only the latitude is pl
   for (const [kind, entry] of Object.entries(table.hostValues.kinds)) {
     const value = decode({ $special: kind })
     const plain = value === null || ['string', 'number', 'boolean'].includes(typeof value) || (Array.isArray(value) && Object.keys(value).length === value.length && Object.getPrototypeOf(value) === Array.prototype) || (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype)
-    assert.equal(plain, false, kind)
+    // a reject kind is no plain JSON value, or one JSON cannot carry (a NaN inside becomes null)
+    const lossless = plain && !(Array.isArray(value) && value.some((v) => typeof v === 'number' && !Number.isFinite(v)))
+    assert.equal(lossless, false, kind)
     if (entry.verdict === 'may-accept') assert.ok(['"a"', '1'].includes(JSON.stringify(value)), kind)
   }
 })

@@ -154,3 +154,18 @@ def real_numbers_coerced(value: Any, path: str, active: set[int]) -> Any:
     if type(value) not in (bool, int, float) and isinstance(value, numbers.Real):
         value = float(value)  # the bug: coerced, not rejected
     return _concrete_materialize(value, path, active)
+
+
+@mutant(
+    "OUT-5",
+    "a tuple is taken as frozen already: what it holds is never checked",
+    replaces="reference._json:_materialize",
+)
+def tuples_taken_as_frozen(value: Any, path: str, active: set[int]) -> Any:
+    """A fast path for "immutable already": the snapshot skips a tuple (the snapshot's own
+    array form) instead of walking it. A body that returns ``tuple(rows)`` -- the idiom for
+    "an immutable copy" -- publishes whatever is inside unchecked: a NaN passes as a success,
+    and a dict inside stays the body's live object."""
+    if isinstance(value, tuple):
+        return value  # the bug
+    return _concrete_materialize(value, path, active)
