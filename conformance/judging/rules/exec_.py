@@ -508,6 +508,27 @@ def _not_early(view: View, call: CallView, spec: Mapping[str, Any]) -> Iterator[
     )
 
 
+_SETTLING = ("body", "finalize", "result")
+
+
+def _timed_out_after_settling(
+    view: View, call: CallView, body_end: Mapping[str, Any] | None
+) -> Iterator[Verdict]:
+    """SPEC EXEC-5: the wrapper "MUST wait for the body to settle before its result is
+    returned": a TOOL_TIMEOUT comes after the body's exit, however long the body ignores its
+    abort (a grace after which the wrapper stops waiting is abandonment all the same)."""
+    later = [e for e in call.events if e.get("stage") in ("finalize", "result")]
+    early = body_end is None or bool(later and call.index(later[0]) < call.index(body_end))
+    yield require(
+        not early,
+        call.id,
+        "the call reported TOOL_TIMEOUT before its body settled: the timeout wrapper must "
+        "wait for the body, however long it ignores the abort",
+        # the body (its settling) and what came after it
+        **view.at(call, (e for e in call.events if e.get("stage") in _SETTLING)),
+    )
+
+
 @rule("EXEC-5", "Timeout policy is a wrapper")
 def EXEC_5(view: View) -> Iterator[Verdict]:
     """A body waiting on its signal past timeoutMs: TOOL_TIMEOUT, once the body settled; a
@@ -528,11 +549,13 @@ def EXEC_5(view: View) -> Iterator[Verdict]:
             continue
         if not (all_passive(view, "wrappers", agent) and all_passive(view, "postExecute", agent)):
             continue
-        first = next((step for step in spec["execute"] if "yield" not in step), None)
-        if first != {"waitForAbort": True}:
-            continue
         body = call.entered("body")[0]
         body_end = _end(call, "body", body.get("id"))
+        first = next((step for step in spec["execute"] if "yield" not in step), None)
+        if first != {"waitForAbort": True}:
+            if call.code == ErrorCode.TOOL_TIMEOUT:  # whatever the body did meanwhile
+                yield from _timed_out_after_settling(view, call, body_end)
+            continue
         waits = [
             e for e in call.events if e.get("stage") == "body" and e.get("what") == "waitForAbort"
         ]

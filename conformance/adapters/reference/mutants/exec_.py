@@ -116,6 +116,41 @@ async def racing_timeout(
     return failure("timed out", ErrorCode.TOOL_TIMEOUT.value, name="ToolTimeoutError")  # the bug
 
 
+#: How long :func:`timeout_with_a_grace` lets a body wind down after its deadline.
+GRACE_S = 0.1
+
+
+@mutant(
+    "EXEC-5",
+    "the timeout policy aborts the body, gives it a grace to wind down, then stops waiting",
+    replaces="reference.timeout:timeout_wrapper",
+)
+async def timeout_with_a_grace(
+    dispatch: DispatchExecution, next_: Callable[[], Awaitable[ToolResult]]
+) -> ToolResult:
+    """Tempting: "a cooperative body stops within a tick of its abort; one that does not is not
+    worth hanging for". A body that honours its signal settles inside the grace and every
+    such test passes; one that ignores it (or sits in work nothing can cancel) is left
+    running while the call reports TOOL_TIMEOUT and is published."""
+    if dispatch.timeout_ms is None:
+        return await next_()
+    previous = dispatch.signal
+    controller = AbortController()
+    dispatch.signal = AbortSignal.any(previous, controller.signal)
+    task = asyncio.ensure_future(next_())
+    try:
+        done, _ = await asyncio.wait({task}, timeout=dispatch.timeout_ms / 1000)
+        if not done:
+            controller.abort(ErrorCode.TOOL_TIMEOUT.value)
+            await asyncio.wait({task}, timeout=GRACE_S)  # the bug: then it stops waiting
+    finally:
+        dispatch.signal = previous
+    if not controller.signal.aborted:
+        return task.result()
+    message = f"{dispatch.name} timed out after {dispatch.timeout_ms:g} ms"
+    return failure(message, ErrorCode.TOOL_TIMEOUT.value, name="ToolTimeoutError")
+
+
 @mutant(
     "EXEC-5",
     "the timeout policy aborts the body but reports the caller's ABORTED, not TOOL_TIMEOUT",
