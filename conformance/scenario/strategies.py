@@ -395,6 +395,8 @@ PATH_CASES: Mapping[str, tuple[str, dict[str, Any]]] = {
     "hidden": ("hidden", {"decision": {"kind": "allow"}}),
     "invalid": ("strict", {"decision": {"kind": "allow"}, "path": 1}),
     "denied": ("open", {"decision": {"kind": "deny", "reason": "not here"}}),
+    # no approval service is mounted: an ask is a denial (PRE-3), on every path
+    "asked": ("open", {"decision": {"kind": "ask", "reason": "confirm first"}}),
     "guarded": ("open", {"decision": {"kind": "allow"}, "objection": "not here either"}),
 }
 _ALLOW = {"decision": {"kind": "allow"}}

@@ -584,6 +584,7 @@ _PATHS: dict[str, tuple[str, ...]] = {
     "GUARD-3": ("guarded", "runs"),
     "FIN-2": ("denied", "invalid", "runs"),
     "PRE-2": ("denied",),
+    "PRE-3": ("asked",),
     "GUARD-2": ("guarded",),
     "PIPE-4": ("invalid",),
     "SCOPE-1": ("hidden",),

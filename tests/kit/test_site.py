@@ -41,7 +41,10 @@ def test_it_writes_a_page_per_rule_an_index_and_the_cases_and_nothing_stale(site
         "PRE-6.html",
         "index.html",
     ]
-    assert [p.name for p in (site / "PRE-3").iterdir()] == ["ask-without-approval-service.json"]
+    assert sorted(p.name for p in (site / "PRE-3").iterdir()) == [
+        "ask-without-approval-service.json",
+        "method-every-path.json",
+    ]
     assert not (site / "PRE-6" / "gone.json").exists()  # pruned: the generator's directory
     assert (site / "notes.txt").exists()  # only pages and cases are the generator's
     assert not (site / "CONC-3").exists()  # no mutant, no case
@@ -56,8 +59,12 @@ def test_every_page_is_self_contained_and_escaped(site: Path) -> None:
 def test_a_rule_page_shows_the_spec_both_sides_the_story_and_the_replays(site: Path) -> None:
     text = (site / "PRE-3.html").read_text(encoding="utf-8")
     tree = parse(text)
-    (fixture,) = tree.root.all("fixture")
-    assert fixture.attrs["data-fixture"] == "rules/PRE-3/ask-without-approval-service"
+    fixtures = {n.attrs["data-fixture"]: n for n in tree.root.all("fixture")}
+    assert set(fixtures) == {
+        "rules/PRE-3/ask-without-approval-service",
+        "rules/PRE-3/method-every-path",
+    }
+    fixture = fixtures["rules/PRE-3/ask-without-approval-service"]
     sides = {("passing" if "passing" in n.classes else "failing"): n for n in fixture.all("side")}
     assert not sides["passing"].all("violation") and sides["passing"].all("timeline")
     assert sides["failing"].all("violation") and sides["failing"].all("timeline")

@@ -633,6 +633,11 @@ def _disposer_scenarios(draw: st.DrawFn) -> dict[str, Any]:
             entries.append(entry)
             ids.append((kind, ident))
         fields[kind] = entries
+    if "wrappers" in kinds and draw(st.integers(0, 2)) == 0:
+        # the timeout policy is a registration too, installed ahead of the wrappers: its own
+        # disposer must remove it, never the wrapper that happens to stand first
+        fields["timeoutPolicy"] = True
+        ids.append(("timeoutPolicy", "timeoutPolicy"))
     actions: list[dict[str, Any]] = []
     for i in range(draw(st.integers(2, 4))):
         kind, ident = draw(st.sampled_from(ids))
@@ -642,6 +647,11 @@ def _disposer_scenarios(draw: st.DrawFn) -> dict[str, Any]:
         else:
             actions.append({verb: ident, "of": kind})
         actions.append({"call": s.call(f"c{i}", "run", {"n": i}, agent="main")})
+    if fields.get("timeoutPolicy") and draw(st.booleans()):  # its disposer, run twice
+        for i, again in enumerate((False, True), start=len(actions)):
+            dispose: dict[str, Any] = {"dispose": "timeoutPolicy", "of": "timeoutPolicy"}
+            actions.append({**dispose, "again": True} if again else dispose)
+            actions.append({"call": s.call(f"c{i}", "run", {"n": i}, agent="main")})
     return s.scenario("generated/PIPE-6", [s.tool("run", [{"return": "ok"}])], actions, **fields)
 
 

@@ -286,11 +286,19 @@ focus("PRE-2", _deny_scenarios())
 # ------------------------------------------------------------------- PRE-3
 
 
+def _asked(call: CallView) -> bool:
+    return _is_ask(call.decision()) and call.is_error
+
+
 @rule("PRE-3", "Fail-closed ask")
 def PRE_3(view: View) -> Iterator[Verdict]:
     """An effective ``ask`` with no approval service denies; the body never runs."""
     if view.approval_mounted:
         return
+    # method 6: the same unapproved call as a nested call or sub-dispatch is denied too
+    yield from disagreements(
+        view, ("body", "outcome"), "an ask nobody approved holds on every path", when=_asked
+    )
     for call in view.calls:
         if not call.answered or not _is_ask(call.decision()):
             continue

@@ -399,6 +399,24 @@ class DisposerByStaleIndex(Registry):
         return dispose
 
 
+@mutant("PIPE-6", "the timeout policy's disposer drops whichever wrapper stands first")
+class TimeoutDisposerDropsTheHead(Registry):
+    """ "The policy is the outermost wrapper, so disposing it drops the head of the list": true
+    the first time. Run again -- or after another wrapper was put in front -- the disposer
+    removes a wrapper it never registered (a tracing or caching plugin's), and the policy
+    may stay."""
+
+    def use_timeout_policy(self) -> Callable[[], None]:
+        super().use_timeout_policy()
+        wrappers = self._listeners["tools/execute"]
+
+        def dispose() -> None:
+            if wrappers:
+                del wrappers[0]  # the bug: a position, not this registration
+
+        return dispose
+
+
 class _ResolvesWhatItRuns(Registry):
     """The definition is looked up again at dispatch, by the name the execution has then
     ("the registry may have changed since the call was prepared"), on the writable

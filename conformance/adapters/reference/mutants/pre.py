@@ -88,6 +88,19 @@ class AskWithoutServiceAllows(Registry):
         return await super()._approve(execution, reason)
 
 
+@mutant("PRE-3", "an ask on a nested call or run_code sub-dispatch is never put to anyone")
+class NestedAskNotAsked(Registry):
+    """Tempting: "the person already consented to the enclosing call": an ``ask`` on a call with
+    a parent skips the approval step and goes on to the guards and the body. But the consent
+    (if any) was for ``run_code`` or the composite, not for what its program or body then
+    calls; with no approval service the ask no longer even fails closed."""
+
+    async def _approve(self, execution: ToolExecution, reason: str | None) -> str | None:
+        if execution.parent is not None:
+            return None  # the bug
+        return await super()._approve(execution, reason)
+
+
 @mutant("PRE-4", "an approval system that is down (unavailable) lets the call through")
 class UnavailableApprovalAllows(Registry):
     """Tempting: "Unavailable is not a no": the seed's step 10 says it is, and must deny."""
