@@ -62,6 +62,8 @@ class _Frame:
     forwarded: int = 0
     remembered: list[Any] = field(default_factory=list)
     restore: list[Callable[[], None]] = field(default_factory=list)
+    #: The controllers of the signals this wrapper's ``replaceSignal`` steps put in place.
+    owned: list[Any] = field(default_factory=list)
     #: The arguments a classifier is handed (its script has no execution).
     arguments: Any = None
     #: What the script's own ``throw`` step raised (any other exception escaping the script
@@ -111,8 +113,16 @@ async def _barrier(session: Session, frame: _Frame, arg: Any) -> None:
 async def _replace_signal(session: Session, frame: _Frame, arg: Any) -> None:
     b = session.binding
     previous = b.read(frame.dispatch, "signal")
-    b.write(frame.dispatch, "signal", b.controller_signal(b.new_controller()))
+    controller = b.new_controller()
+    b.write(frame.dispatch, "signal", b.controller_signal(controller))
+    frame.owned.append(controller)
     frame.restore.append(_restorer(b, frame.dispatch, previous))
+
+
+async def _abort_own_signal(session: Session, frame: _Frame, arg: Any) -> None:
+    if not frame.owned:
+        raise ScriptError("abortOwnSignal before replaceSignal")
+    session.binding.abort(frame.owned[-1])
 
 
 async def _defer_context(session: Session, frame: _Frame, arg: Any) -> None:
@@ -210,6 +220,7 @@ _HANDLERS: Final[Mapping[str, AsyncStep | SyncStep]] = {
     "yield": _yield,
     "barrier": _barrier,
     "replaceSignal": _replace_signal,
+    "abortOwnSignal": _abort_own_signal,
     "deferContext": _defer_context,
     "concludeTurn": _conclude_turn,
     "forward": _forward,

@@ -585,6 +585,8 @@ class Frame {
     this.next = next
     this.remembered = []
     this.restore = []
+    /** The controllers of the signals this wrapper's `replaceSignal` steps put in place. */
+    this.owned = []
     /** The name this script's returned value is kept under (the `keep` step). */
     this.keep = undefined
     /** How many `forward` steps this script ran (a nested call's default id). */
@@ -1138,8 +1140,14 @@ const HANDLERS = {
     const b = session.binding
     const dispatch = frame.dispatch
     const previous = b.read(dispatch, 'signal')
-    b.write(dispatch, 'signal', b.controllerSignal(b.newController()))
+    const controller = b.newController()
+    b.write(dispatch, 'signal', b.controllerSignal(controller))
+    frame.owned.push(controller)
     frame.restore.push(() => b.write(dispatch, 'signal', previous))
+  },
+  abortOwnSignal(session, frame) {
+    if (frame.owned.length === 0) throw new ScriptError('abortOwnSignal before replaceSignal')
+    session.binding.abort(frame.owned[frame.owned.length - 1])
   },
   deferContext(session, frame, arg) {
     session.binding.deferContext(frame.ctx, decode(arg))

@@ -160,7 +160,7 @@ def test_the_cli_passes_a_killed_selection_with_jobs_and_writes_markdown(
 
     assert untimed(parallel) == untimed(serial)  # deterministic, ordered by name
     names = re.findall(r"^(pre\.\S+)", serial, re.M)
-    assert names == sorted(names) and len(names) == 3
+    assert names == sorted(names) and len(names) == 4
     assert "| `pre.deny-drops-reason` | PRE-2 | yes |" in md.read_text(encoding="utf-8")
 
 
@@ -172,7 +172,7 @@ def test_selftest_usage_errors_exit_2(argv: list[str]) -> None:
 
 
 def test_mutants_are_selected_by_name_glob_or_target_rule() -> None:
-    assert select_mutants("PRE-3") == ["pre.ask-without-service-allows"]
+    assert select_mutants("PRE-3") == ["pre.ask-without-service-allows", "pre.nested-ask-not-asked"]
     assert select_mutants("fin.*") == [n for n in CATALOGUE if n.startswith("fin.")]
     assert select_mutants(None) == list(CATALOGUE)
     with pytest.raises(ValueError):

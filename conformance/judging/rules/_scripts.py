@@ -125,7 +125,8 @@ def passive(steps: Sequence[Mapping[str, Any]]) -> bool:
 def may_abort(
     scenario: Mapping[str, Any], call: CallView | None = None, *, deadline: bool = False
 ) -> bool:
-    """Can a signal abort: an ``abort`` step, ``abortBefore``, or (``deadline``) a timeout policy?
+    """Can a signal abort: an ``abort`` or ``abortOwnSignal`` step, ``abortBefore``, or
+    (``deadline``) a timeout policy?
 
     An ``abort`` step in any script may abort any call. ``abortBefore`` counts
     for ``call`` only, or for every call when ``call`` is None. ``deadline``
@@ -143,4 +144,9 @@ def may_abort(
             calls = action.get("batch", [action["call"]] if "call" in action else [])
             if any(c.get("abortBefore") for c in calls):
                 return True
-    return any("abort" in step for script in scripts_of(scenario) for step in script)
+    # a wrapper aborting the signal it put in place: the body (and what it runs) may see it
+    return any(
+        "abort" in step or "abortOwnSignal" in step
+        for script in scripts_of(scenario)
+        for step in script
+    )

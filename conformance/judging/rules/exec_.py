@@ -28,6 +28,7 @@ from conformance.judging.rules._facts import (
 )
 from conformance.scenario import strategies as s
 from conformance.scenario.methods import almost_results, empties
+from conformance.scenario.schema import scripts_of
 from conformance.vocab import ErrorCode
 
 _NON_WRAPPER = ("pre-execute", "guard", "body", "post-execute", "finalize", "result")
@@ -181,9 +182,68 @@ def _replacing(view: View, call: CallView) -> bool:
     return False
 
 
+def _aborts_its_own(view: View, call: CallView) -> list[str]:
+    """The entered wrappers whose script aborted the signal it had put in place."""
+    out = []
+    for w in call.entered("wrapper"):
+        ran = executed(script_of(view, call, "wrapper", w.get("id")) or [])
+        kinds = [next(iter(step)) for step in ran]
+        if "abortOwnSignal" in kinds and "replaceSignal" in kinds[: kinds.index("abortOwnSignal")]:
+            out.append(str(w.get("id")))
+    return out
+
+
+def _caller_may_abort(view: View, call: CallView) -> bool:
+    """Can the caller's signal of this call abort: an ``abort`` step, ``abortBefore``, or the
+    timeout policy (which replaces the body's signal itself)?"""
+    scenario = view.scenario
+    return bool(
+        call.spec.get("abortBefore")
+        or scenario.get("timeoutPolicy")
+        or any("abort" in step for script in scripts_of(scenario) for step in script)
+    )
+
+
+def _restored(view: View, call: CallView) -> Iterator[Verdict]:
+    """SPEC EXEC-2: the registry "MUST restore the caller's signal afterwards, so later stages
+    see the caller's signal again" -- not the wrapper's, even when the wrapper aborted its own
+    (the cleanup of its child work): with a caller that never aborts, no later stage sees an
+    aborted signal and the call is not cancelled (CANCEL-3's cancellation is the caller's)."""
+    owners = _aborts_its_own(view, call)
+    if not owners or _caller_may_abort(view, call):
+        return
+    body_end = _end(call, "body", call.entered("body")[0].get("id"))
+    seen = [
+        e
+        for e in call.observations("signal")
+        if e.get("stage") in _AFTER_THE_BODY
+        and body_end is not None
+        and call.index(e) > call.index(body_end)
+        and (e.get("observed") or {}).get("aborted") is True
+    ]
+    problems = [f"{e.get('stage')} {e.get('id')!r} saw an aborted signal" for e in seen]
+    if call.code in (ErrorCode.ABORTED, ErrorCode.ABORTED_BEFORE_DISPATCH):
+        problems.append(f"the call was reported {call.code}")
+    yield require(
+        not problems,
+        call.id,
+        f"wrapper(s) {owners} aborted the signal they put in place, and the caller never "
+        "aborted: after the body, later stages must see the caller's signal again (not "
+        "aborted), and the call is not cancelled: " + "; ".join(problems),
+        **view.at(call, seen),
+    )
+
+
+_AFTER_THE_BODY = ("post-execute", "finalize", "result")
+
+
 @rule("EXEC-2", "Caller cancellation survives replacement")
 def EXEC_2(view: View) -> Iterator[Verdict]:
-    """With a replaced signal, the body still sees the caller's abort; later stages see it too."""
+    """With a replaced signal, the body still sees the caller's abort; later stages see it too,
+    and see the caller's signal again (not the wrapper's own, aborted or not)."""
+    for call in view.calls:
+        if call.returned and call.body_entered:
+            yield from _restored(view, call)
     for call in view.calls:
         if not call.returned or not call.body_entered or not _replacing(view, call):
             continue
@@ -629,6 +689,13 @@ def _signal_scenarios(draw: st.DrawFn) -> dict[str, Any]:
 focus("EXEC-1", _signal_scenarios())
 
 
+#: Wrappers that abort the signal they put in place, after next() or before it.
+_OWN_ABORTS: list[list[dict[str, Any]]] = [
+    [{"replaceSignal": True}, {"callNext": True}, {"abortOwnSignal": True}, {"returnNext": True}],
+    [{"replaceSignal": True}, {"abortOwnSignal": True}, {"delegate": True}],
+]
+
+
 @st.composite
 def _fuse_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     name = draw(s.NAMES)
@@ -647,6 +714,9 @@ def _fuse_scenarios(draw: st.DrawFn) -> dict[str, Any]:
             ]
         )
     )
+    if draw(st.booleans()):  # the wrapper aborts its own signal (its child work's cleanup)
+        body = [{"observe": "signal"}, tail]
+        wrapper = draw(st.sampled_from(_OWN_ABORTS))
     wrappers = [s.listener("timeout-like", wrapper)]
     if draw(st.booleans()):
         wrappers.insert(0, s.listener("outer", [{"delegate": True}]))

@@ -8,6 +8,7 @@ the timeout policy -- because that is where the mistake would be made.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -61,6 +62,25 @@ class UnfusedSignal(AbortSignal):
     @staticmethod
     def any(*signals: AbortSignal) -> AbortSignal:
         return signals[-1]  # the bug: the newest signal only
+
+
+@mutant(
+    "EXEC-2",
+    "the body's signal is written back: later stages see a wrapper's signal, not the caller's",
+    replaces="reference.registry:ToolRunContext",
+)
+class SignalWrittenBack(ToolRunContext):
+    """Tempting: "later stages should see the signal the body actually ran under": the fused
+    signal replaces the caller's in the execution for good. A wrapper that aborts its own
+    signal when its attempt is over (cleaning up its child work) then has post-execute see
+    an aborted signal, and a success nobody cancelled is published as ABORTED."""
+
+    __slots__ = ()
+
+    def __init__(self, run: Prepared, signal: AbortSignal) -> None:
+        super().__init__(run, signal)
+        if signal is not run.execution.signal:
+            run.execution = dataclasses.replace(run.execution, signal=signal)  # the bug
 
 
 @mutant("EXEC-3", "a wrapper's own success is taken at its word: no validation, its content kept")
