@@ -411,8 +411,8 @@ def test_recorded_events_match_the_tables_records() -> None:
             kind = next((k for k in marker if k in event), None)
             if kind is None:
                 continue
-            waited = event.get("what") == "waitForAbort"
-            name = marker[kind] or ("waitForAbort" if waited else "observe")
+            own = event.get("what") in ("waitForAbort", "returnKept")  # else an observation's
+            name = marker[kind] or (str(event["what"]) if own else "observe")
             found.add(name)
             extra = {k: v for k, v in event.items() if k not in _WHO}
             checks[name].validate(extra)

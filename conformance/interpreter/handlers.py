@@ -205,6 +205,13 @@ def _mutate(session: Session, frame: _Frame, arg: Any) -> None:
     session.events.append(event if op == "assign" else {**event, "op": op})
 
 
+async def _return_kept(session: Session, frame: _Frame, arg: Any) -> None:
+    hit = arg in session.kept
+    session.events.append({**frame.who, "what": "returnKept", "met": hit})
+    if hit:
+        raise _Return(session.kept[arg])  # as it was kept: no conversion
+
+
 def _keep(session: Session, frame: _Frame, arg: Any) -> None:
     frame.keep = str(arg)
 
@@ -231,6 +238,7 @@ _HANDLERS: Final[Mapping[str, AsyncStep | SyncStep]] = {
     "observe": _observe,
     "mutate": _mutate,
     "keep": _keep,
+    "returnKept": _return_kept,
 }
 
 

@@ -1200,6 +1200,11 @@ const HANDLERS = {
   keep(session, frame, arg) {
     frame.keep = String(arg)
   },
+  returnKept(session, frame, arg) {
+    const hit = session.kept.has(arg)
+    session.events.push({ ...frame.who, what: 'returnKept', met: hit })
+    if (hit) throw new Return(session.kept.get(arg)) // as it was kept: no conversion
+  },
 }
 
 /**

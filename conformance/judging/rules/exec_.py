@@ -285,13 +285,20 @@ def EXEC_2(view: View) -> Iterator[Verdict]:
 
 
 def _authored(view: View, call: CallView) -> Any:
-    """The success the outermost entered wrapper authored itself, or MISSING."""
+    """The success the outermost entered wrapper authored itself, or MISSING: a ``return`` of
+    its script, or what it kept from an earlier call and handed back (a ``returnKept`` hit: a
+    cached result, as its exit recorded it)."""
     entered = call.entered("wrapper")
     if not entered:
         return MISSING
-    steps = script_of(view, call, "wrapper", entered[0].get("id")) or []
-    last = terminal(steps)
-    authored = last.get("return") if last else None
+    ident = entered[0].get("id")
+    mine = [e for e in call.events if e.get("stage") == "wrapper" and e.get("id") == ident]
+    if any(e.get("what") == "returnKept" and e.get("met") is True for e in mine):
+        authored = next((e.get("returned") for e in mine if e.get("at") == "exit"), None)
+    else:
+        steps = script_of(view, call, "wrapper", ident) or []
+        last = terminal(steps)
+        authored = last.get("return") if last else None
     if isinstance(authored, Mapping) and authored.get("isError") is False and "value" in authored:
         return authored
     return MISSING
@@ -775,7 +782,45 @@ def _authored_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     )
 
 
-focus("EXEC-3", _authored_scenarios(), "presentation")
+#: A caching wrapper: the first call's result is kept, and every later call is answered with it
+#: (a cache keyed too loosely: another tool, other arguments) without calling next().
+CACHE: list[dict[str, Any]] = [{"returnKept": "cache"}, {"keep": "cache"}, {"delegate": True}]
+
+
+@st.composite
+def _cached_scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    """The success a wrapper hands back is another call's result object, already rendered: it is
+    normalized all the same, through the output declaration of the tool of *this* call."""
+    first, second = draw(st.lists(s.NAMES, min_size=2, max_size=2, unique=True))
+    value = draw(st.sampled_from(["fresh", 3, {"n": 1}, {"n": "x"}]))
+    schema = draw(
+        st.sampled_from(
+            [{}, {"type": "string"}, {"type": "object", "properties": {"n": {"type": "integer"}}}]
+        )
+    )
+    output: dict[str, Any] = {
+        "schema": schema,
+        "render": draw(st.sampled_from(["json", "text", "call"])),
+    }
+    if draw(st.booleans()):
+        output["presentationMeta"] = "value"
+    tools = [
+        s.tool(first, [{"return": value}]),
+        s.tool(second, [{"return": "second"}], output=output),
+    ]
+    target = draw(st.sampled_from([first, second]))  # the same tool again, or another one
+    calls = [
+        {"call": s.call("c0", first, {"path": "a"})},
+        {"call": s.call("c1", target, {"path": "b"})},
+    ]
+    fields: dict[str, Any] = {
+        "wrappers": [s.listener("cache", CACHE)],
+        "observers": [s.listener("observer", [])],
+    }
+    return s.scenario("generated/EXEC-3-cached", tools, calls, **fields)
+
+
+focus("EXEC-3", st.one_of(_authored_scenarios(), _cached_scenarios()), "presentation")
 
 
 AUTHORED_FAILURE: Mapping[str, Any] = {

@@ -95,6 +95,19 @@ class TrustsAuthoredResults(Registry):
         return super()._normalize_authored(run, result)
 
 
+@mutant("EXEC-3", "a success object that already has content is taken as normalized already")
+class RenderedSuccessPassedThrough(Registry):
+    """Tempting: "it has content, so it was rendered: don't do it twice". A caching wrapper hands
+    back the result object of an earlier call (another tool, other arguments): its value is
+    never checked against this tool's output schema, and its content and meta are the earlier
+    call's."""
+
+    def _normalize_authored(self, run: Prepared, result: Any) -> ToolResult:
+        if isinstance(result, ToolSuccess) and result.content:
+            return result  # the bug
+        return super()._normalize_authored(run, result)
+
+
 @mutant("EXEC-4", "a wrapper failure is routed through post-execute like a body error")
 class WrapperFailureReachesPostExecute(Registry):
     """One route for every dispatch outcome: a throwing wrapper (a pipeline failure) is shown
