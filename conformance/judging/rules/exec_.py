@@ -744,6 +744,26 @@ focus("EXEC-2", _fuse_scenarios())
 
 
 @st.composite
+def _outputs(draw: st.DrawFn) -> dict[str, Any]:
+    """An output declaration an authored value may or may not satisfy."""
+    schema = draw(
+        st.sampled_from(
+            [{}, {"type": "string"}, {"type": "object", "properties": {"n": {"type": "integer"}}}]
+        )
+    )
+    output: dict[str, Any] = {
+        "schema": schema,
+        "render": draw(st.sampled_from(["json", "text", "call"])),
+    }
+    if draw(st.booleans()):
+        output["presentationMeta"] = "value"
+    return output
+
+
+_OUTPUTS = _outputs()
+
+
+@st.composite
 def _authored_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     name = draw(s.NAMES)
     value = draw(st.one_of(st.sampled_from(["cached", 3, {"n": 1}, {"n": "x"}, None]), s.special()))
@@ -759,17 +779,7 @@ def _authored_scenarios(draw: st.DrawFn) -> dict[str, Any]:
             ]
         )
     )
-    schema = draw(
-        st.sampled_from(
-            [{}, {"type": "string"}, {"type": "object", "properties": {"n": {"type": "integer"}}}]
-        )
-    )
-    output: dict[str, Any] = {
-        "schema": schema,
-        "render": draw(st.sampled_from(["json", "text", "call"])),
-    }
-    if draw(st.booleans()):
-        output["presentationMeta"] = "value"
+    output = draw(_OUTPUTS)
     fields: dict[str, Any] = {
         "wrappers": [s.listener("cache", steps)],
         "observers": [s.listener("observer", [])],
@@ -793,17 +803,7 @@ def _cached_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     normalized all the same, through the output declaration of the tool of *this* call."""
     first, second = draw(st.lists(s.NAMES, min_size=2, max_size=2, unique=True))
     value = draw(st.sampled_from(["fresh", 3, {"n": 1}, {"n": "x"}]))
-    schema = draw(
-        st.sampled_from(
-            [{}, {"type": "string"}, {"type": "object", "properties": {"n": {"type": "integer"}}}]
-        )
-    )
-    output: dict[str, Any] = {
-        "schema": schema,
-        "render": draw(st.sampled_from(["json", "text", "call"])),
-    }
-    if draw(st.booleans()):
-        output["presentationMeta"] = "value"
+    output = draw(_OUTPUTS)
     tools = [
         s.tool(first, [{"return": value}]),
         s.tool(second, [{"return": "second"}], output=output),
