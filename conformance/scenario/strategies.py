@@ -297,6 +297,7 @@ FINALIZERS: st.SearchStrategy[list[dict[str, Any]]] = st.one_of(
 OUTCOMES = (
     "success",
     "body-error",
+    "body-error-unsaid",
     "deny",
     "ask-no-service",
     "ask-rejected",
@@ -331,6 +332,8 @@ def outcome_scenario(
     extra: dict[str, Any] = {}
     if outcome == "body-error":
         spec["execute"] = [{"throw": "body failed"}]
+    elif outcome == "body-error-unsaid":  # an error with an empty message (a bare TimeoutError())
+        spec["execute"] = [{"throw": ""}]
     elif outcome == "deny":
         extra["preExecute"] = [listener("policy", [{"return": {"kind": "deny", "reason": "no"}}])]
     elif outcome.startswith("ask"):

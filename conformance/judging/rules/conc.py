@@ -351,11 +351,23 @@ def _mode_scenarios(draw: st.DrawFn) -> s.Scenario:
             max_size=3,
         )
     )
+    tools = [tool]
+    if "scope" not in tool and draw(st.integers(0, 2)) == 0:
+        # another layer's definition of the name: it classifies its own calls, whatever the
+        # other answered for the same arguments (a verdict is not a fact about name and args)
+        shadow = s.tool("read_file", [{"return": "mine"}], key="read_file#main", scope="main")
+        own = draw(CLASSIFIERS)
+        if own is not None:
+            shadow["isConcurrencySafe"] = own
+        tools.append(shadow)
+        same = draw(st.sampled_from([{"path": "a", "safe": True}, {"path": "b", "safe": False}]))
+        pair = [("read_file", same, None), ("read_file", same, "main")]
+        queries = [*queries, *(pair if draw(st.booleans()) else pair[::-1])]
     actions = [
         {"executionMode": s.call(f"q{i}", name, args, **({"agent": agent} if agent else {}))}
         for i, (name, args, agent) in enumerate(queries)
     ]
-    return s.scenario("generated/CONC-1", [tool], actions, **extra)
+    return s.scenario("generated/CONC-1", tools, actions, **extra)
 
 
 def _refused_pool(view: View, index: int, action: Mapping[str, Any]) -> Verdict:

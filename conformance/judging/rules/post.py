@@ -570,9 +570,10 @@ def _throwing_post(draw: st.DrawFn) -> dict[str, Any]:
         post.insert(0, s.listener("outer", [{"delegate": True}]))
     fields: dict[str, Any] = {"postExecute": post, "observers": [s.listener("observer", [])]}
     tool = s.tool(name, draw(_BODIES), finalizeContent=[{"return": None}])
-    return s.scenario(
-        "generated/POST-4", [tool], [{"call": s.call("c0", name, draw(s.arguments()))}], **fields
-    )
+    calls = [{"call": s.call("c0", name, draw(s.arguments()))}]
+    if draw(st.booleans()):  # a throw leaves nothing behind: the next call meets the same stage
+        calls.append({"call": s.call("c1", name, draw(s.arguments()))})
+    return s.scenario("generated/POST-4", [tool], calls, **fields)
 
 
 focus("POST-4", _throwing_post())

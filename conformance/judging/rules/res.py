@@ -302,6 +302,7 @@ _OUTCOMES = st.sampled_from(
     [
         "success",
         "body-error",
+        "body-error-unsaid",
         "deny",
         "ask-no-service",
         "guard",

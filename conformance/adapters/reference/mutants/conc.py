@@ -7,6 +7,7 @@ drivers: CONC-2 binds the driver, not the registry.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
@@ -241,3 +242,24 @@ def barrier_lifted_after_the_body(
 
 async def _listed(pending: Awaitable[ToolResult]) -> list[ToolResult]:
     return [await pending]
+
+
+@mutant("CONC-1", "a classification is remembered by tool name and arguments, for every layer")
+class VerdictRememberedByName(Registry):
+    """ "A classifier is a pure function of its arguments", so its verdict is cached under the
+    call's name and arguments -- but not under *which* definition answered: an agent's own
+    ``read_file`` (whose classifier says no) inherits the global one's ``parallel`` for the
+    same arguments, and runs beside other bodies without ever being asked."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._verdicts: dict[str, ExecutionMode] = {}
+
+    def execution_mode(self, call: ToolExecutionInput) -> ExecutionMode:
+        try:
+            key = json.dumps([call.name, call.arguments], sort_keys=True)
+        except (TypeError, ValueError):
+            return super().execution_mode(call)
+        if key not in self._verdicts:  # the bug: no agent, no definition in the key
+            self._verdicts[key] = super().execution_mode(call)
+        return self._verdicts[key]

@@ -168,3 +168,25 @@ class DecisionContextsFirst(Registry):
         body = list(run.deferred)
         run.deferred[:] = decided  # the bug: the decision's contexts first ...
         return new, blocked, body  # ... the body's after them
+
+
+@mutant("POST-1", "a guard against re-entering post-execute stays set after a listener throws")
+class PostExecuteLatchStuck(Registry):
+    """A registry-wide "already in post-execute" latch keeps a listener's own nested call (a spill
+    or summarizer tool) from re-entering the stage; it is cleared on the way out only when the
+    stage returns. One throwing listener later, every call of the registry skips post-execute:
+    no redaction, no spill, nothing inspects a result again."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._latched = False
+
+    async def _post_execute(
+        self, run: Prepared, result: ToolResult
+    ) -> tuple[ToolResult, bool, Sequence[Any]]:
+        if self._latched:
+            return result, False, ()
+        self._latched = True
+        out = await super()._post_execute(run, result)  # the bug: a raise leaves it latched
+        self._latched = False
+        return out

@@ -564,3 +564,21 @@ def half_frozen_content_blocks(blocks: Any, path: str) -> tuple[Any, ...]:
     dict's mutators still write: an observer that calls ``block.update(text="redacted")`` or
     ``block.pop("text")`` changes what every later observer, the log and the caller see."""
     return tuple(_ReadOnlyBlock(b) for b in _original_content(blocks, path))  # the bug
+
+
+_exception_failure = regmod._exception_failure  # the reference's own, before any patching
+
+
+@mutant(
+    "RES-3",
+    "an error with an empty message: error.message falls back to its type, the content does not",
+    replaces="reference.registry:_exception_failure",
+)
+def content_before_the_fallback(e: Exception) -> ToolFailure:
+    """The content is built from ``str(e)`` before the non-empty fallback fixes the message: a
+    bare ``TimeoutError()`` is logged as ``TimeoutError`` while the model reads only
+    ``Error: `` and, knowing nothing of what went wrong, repeats the identical call."""
+    failure = _exception_failure(e)
+    if str(e):
+        return failure
+    return dataclasses.replace(failure, content=text("Error: "))  # the bug
