@@ -56,7 +56,7 @@ class _Worker:
     record: ClassVar[bool] = False  # record the scenarios judged (a corpus being written)
     #: one byte per unit of the run, set by the worker that starts it (no lock: a worker
     #: that dies must not leave one held)
-    begun: ClassVar[ctypes.Array[ctypes.c_byte] | None] = None
+    begun: ClassVar[ctypes.Array[ctypes.c_byte]]
 
 
 def _worker_start(
@@ -65,8 +65,8 @@ def _worker_start(
     selection: dict[str, frozenset[str] | None],
     contract: Contract | None,
     report_dir: str | None,
-    record: bool = False,
-    begun: ctypes.Array[ctypes.c_byte] | None = None,
+    record: bool,
+    begun: ctypes.Array[ctypes.c_byte],
 ) -> None:
     from conformance.running.tally import keep_hypothesis_out_of_the_cwd
 
@@ -103,9 +103,7 @@ class _ForwardLogs(logging.Handler):
 def _worker_unit(index: int, unit: Unit, profile: str, seed: int | None) -> Partial:
     from conformance.running.tally import Tally
 
-    if _Worker.begun is not None:
-        _Worker.begun[index] = 1
-
+    _Worker.begun[index] = 1
     tally = Tally(
         _Worker.selection, _Worker.adapter, _Worker.report_dir, _Worker.info, _Worker.contract
     )

@@ -123,10 +123,15 @@ def passive(steps: Sequence[Mapping[str, Any]]) -> bool:
 
 @once_per_judgement
 def may_abort(
-    scenario: Mapping[str, Any], call: CallView | None = None, *, deadline: bool = False
+    scenario: Mapping[str, Any],
+    call: CallView | None = None,
+    *,
+    deadline: bool = False,
+    own: bool = True,
 ) -> bool:
-    """Can a signal abort: an ``abort`` or ``abortOwnSignal`` step, ``abortBefore``, or
-    (``deadline``) a timeout policy?
+    """Can a signal abort: an ``abort`` step, ``abortBefore``, (``deadline``) a timeout policy,
+    or (``own``) a wrapper's ``abortOwnSignal`` step -- which the body, under the fused signal,
+    may see, but which never aborts the caller's signal (``own=False``: can *the caller's*?).
 
     An ``abort`` step in any script may abort any call. ``abortBefore`` counts
     for ``call`` only, or for every call when ``call`` is None. ``deadline``
@@ -144,9 +149,5 @@ def may_abort(
             calls = action.get("batch", [action["call"]] if "call" in action else [])
             if any(c.get("abortBefore") for c in calls):
                 return True
-    # a wrapper aborting the signal it put in place: the body (and what it runs) may see it
-    return any(
-        "abort" in step or "abortOwnSignal" in step
-        for script in scripts_of(scenario)
-        for step in script
-    )
+    kinds = ("abort", "abortOwnSignal") if own else ("abort",)
+    return any(kind in step for script in scripts_of(scenario) for step in script for kind in kinds)

@@ -23,12 +23,12 @@ from conformance.judging.rules._facts import (
     resolved_spec,
     same_json,
     script_of,
+    step_kinds,
     terminal,
     valid_against,
 )
 from conformance.scenario import strategies as s
 from conformance.scenario.methods import almost_results, empties
-from conformance.scenario.schema import scripts_of
 from conformance.vocab import ErrorCode
 
 _NON_WRAPPER = ("pre-execute", "guard", "body", "post-execute", "finalize", "result")
@@ -186,22 +186,10 @@ def _aborts_its_own(view: View, call: CallView) -> list[str]:
     """The entered wrappers whose script aborted the signal it had put in place."""
     out = []
     for w in call.entered("wrapper"):
-        ran = executed(script_of(view, call, "wrapper", w.get("id")) or [])
-        kinds = [next(iter(step)) for step in ran]
+        kinds = step_kinds(executed(script_of(view, call, "wrapper", w.get("id")) or []))
         if "abortOwnSignal" in kinds and "replaceSignal" in kinds[: kinds.index("abortOwnSignal")]:
             out.append(str(w.get("id")))
     return out
-
-
-def _caller_may_abort(view: View, call: CallView) -> bool:
-    """Can the caller's signal of this call abort: an ``abort`` step, ``abortBefore``, or the
-    timeout policy (which replaces the body's signal itself)?"""
-    scenario = view.scenario
-    return bool(
-        call.spec.get("abortBefore")
-        or scenario.get("timeoutPolicy")
-        or any("abort" in step for script in scripts_of(scenario) for step in script)
-    )
 
 
 def _restored(view: View, call: CallView) -> Iterator[Verdict]:
@@ -210,7 +198,7 @@ def _restored(view: View, call: CallView) -> Iterator[Verdict]:
     (the cleanup of its child work): with a caller that never aborts, no later stage sees an
     aborted signal and the call is not cancelled (CANCEL-3's cancellation is the caller's)."""
     owners = _aborts_its_own(view, call)
-    if not owners or _caller_may_abort(view, call):
+    if not owners or may_abort(view.scenario, call, deadline=True, own=False):
         return
     body_end = _end(call, "body", call.entered("body")[0].get("id"))
     seen = [
@@ -578,16 +566,20 @@ def _not_early(view: View, call: CallView, spec: Mapping[str, Any]) -> Iterator[
 _SETTLING = ("body", "finalize", "result")
 
 
+def _settled_first(call: CallView, body_end: Mapping[str, Any] | None) -> bool:
+    """Did the body settle before finalization and ``tools/result``?"""
+    later = [e for e in call.events if e.get("stage") in ("finalize", "result")]
+    return body_end is not None and not (later and call.index(later[0]) < call.index(body_end))
+
+
 def _timed_out_after_settling(
     view: View, call: CallView, body_end: Mapping[str, Any] | None
 ) -> Iterator[Verdict]:
     """SPEC EXEC-5: the wrapper "MUST wait for the body to settle before its result is
     returned": a TOOL_TIMEOUT comes after the body's exit, however long the body ignores its
     abort (a grace after which the wrapper stops waiting is abandonment all the same)."""
-    later = [e for e in call.events if e.get("stage") in ("finalize", "result")]
-    early = body_end is None or bool(later and call.index(later[0]) < call.index(body_end))
     yield require(
-        not early,
+        _settled_first(call, body_end),
         call.id,
         "the call reported TOOL_TIMEOUT before its body settled: the timeout wrapper must "
         "wait for the body, however long it ignores the abort",
@@ -626,7 +618,6 @@ def EXEC_5(view: View) -> Iterator[Verdict]:
         waits = [
             e for e in call.events if e.get("stage") == "body" and e.get("what") == "waitForAbort"
         ]
-        later = [e for e in call.events if e.get("stage") in ("finalize", "result")]
         problems: list[str] = []
         if call.code != ErrorCode.TOOL_TIMEOUT:
             problems.append(f"the result is isError={call.is_error}, code={call.code}")
@@ -634,7 +625,7 @@ def EXEC_5(view: View) -> Iterator[Verdict]:
             problems.append("the body's signal never aborted")
         if body_end is None:
             problems.append("the body never settled before the run ended")
-        elif later and call.index(later[0]) < call.index(body_end):
+        elif not _settled_first(call, body_end):
             problems.append("finalization or tools/result came before the body settled")
         yield require(
             not problems,
